@@ -1,0 +1,88 @@
+// The attention problem shape every kernel, planner and report shares (DESIGN.md "Problem"),
+// with the exact mask semantics and the FLOP/byte counting rules.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kernels/api/dtype.hpp"
+
+namespace attn {
+
+// Sliding window around the (bottom-right aligned) diagonal; -1 means unbounded on that side.
+struct Window {
+  std::int64_t left = -1;
+  std::int64_t right = -1;
+  bool active() const { return left >= 0 || right >= 0; }
+  friend bool operator==(const Window&, const Window&) = default;
+};
+
+enum class Layout { bshd };
+
+// Tensors are row-major BSHD: Q [B, Sq, Hq, D], K [B, Sk, Hkv, D], V [B, Sk, Hkv, Dv],
+// O [B, Sq, Hq, Dv], LSE [B, Hq, Sq] in fp32 (natural log). Query head h reads KV head
+// h / (Hq / Hkv). Query row i sees key j iff j lies in visible_keys(i): the diagonal is aligned
+// to the bottom-right corner (offset Sk - Sq), as FlashAttention does when Sq != Sk.
+struct Problem {
+  std::int64_t batch = 1;
+  std::int64_t heads_q = 1;
+  std::int64_t heads_kv = 1;
+  std::int64_t seq_q = 1;
+  std::int64_t seq_kv = 1;
+  std::int64_t head_dim = 64;
+  std::int64_t head_dim_v = 64;
+  DType dtype = DType::fp16;
+  bool causal = false;
+  Window window;
+  Layout layout = Layout::bshd;
+
+  friend bool operator==(const Problem&, const Problem&) = default;
+
+  std::int64_t diagonal_offset() const { return seq_kv - seq_q; }
+
+  // Half-open key range [first, last) visible to query row i; empty when first >= last.
+  struct KeyRange {
+    std::int64_t first;
+    std::int64_t last;
+    std::int64_t size() const { return last > first ? last - first : 0; }
+  };
+  KeyRange visible_keys(std::int64_t i) const {
+    const std::int64_t diag = i + diagonal_offset();
+    std::int64_t first = 0;
+    std::int64_t last = seq_kv;
+    if (causal) last = std::min(last, diag + 1);
+    if (window.right >= 0) last = std::min(last, diag + window.right + 1);
+    if (window.left >= 0) first = std::max(first, diag - window.left);
+    return {first, std::max(first, last)};
+  }
+  bool visible(std::int64_t i, std::int64_t j) const {
+    const KeyRange r = visible_keys(i);
+    return j >= r.first && j < r.last;
+  }
+
+  // Exact number of unmasked (query, key) pairs of one (batch, head).
+  std::int64_t visible_pairs_per_head() const;
+
+  std::int64_t q_elems() const { return batch * seq_q * heads_q * head_dim; }
+  std::int64_t k_elems() const { return batch * seq_kv * heads_kv * head_dim; }
+  std::int64_t v_elems() const { return batch * seq_kv * heads_kv * head_dim_v; }
+  std::int64_t o_elems() const { return batch * seq_q * heads_q * head_dim_v; }
+  std::int64_t lse_elems() const { return batch * heads_q * seq_q; }
+
+  // flops = 2 * B * Hq * (D + Dv) * P (DESIGN.md "Counting").
+  double flops() const;
+  // Q, K, V read once and O written once, plus LSE [fp32] when the kernel writes it.
+  std::int64_t min_bytes(bool with_lse) const;
+
+  double default_scale() const;
+
+  // Empty when the shape is well formed; otherwise names the field, its value and what is allowed.
+  std::string validate() const;
+
+  // "2x16x8192x128" (B x Hq x Sq x D), the NVTX/label form; full_label() adds everything else.
+  std::string shape_label() const;
+  std::string mask_label() const;  // "full", "causal", "win64,0", "causal+win128,-1"
+  std::string full_label() const;
+};
+
+}  // namespace attn

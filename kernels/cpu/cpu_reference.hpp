@@ -1,0 +1,26 @@
+// The oracle: attention with fp64 accumulation on the CPU, exact for every mask the Problem can
+// express. Inputs are fp32 arrays holding values already rounded to the problem's dtype, so the
+// oracle sees exactly what a GPU kernel reads.
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "kernels/api/problem.hpp"
+
+namespace attn {
+
+// One output row: batch b, query head h, query index i.
+struct RowIndex {
+  std::int64_t b = 0, h = 0, i = 0;
+};
+
+// Computes O [B, Sq, Hq, Dv] (BSHD) and, when lse is non-null, LSE [B, Hq, Sq]. Rows with no
+// visible key get O = 0 and LSE = -inf. Threaded over B x Hq.
+void cpu_reference_attention(const Problem& p, const float* q, const float* k, const float* v, double scale,
+                             double* o, double* lse);
+
+// The same for selected rows only: o_rows is [rows.size(), Dv], lse_rows [rows.size()] (nullable).
+void cpu_reference_rows(const Problem& p, const float* q, const float* k, const float* v, double scale,
+                        std::span<const RowIndex> rows, double* o_rows, double* lse_rows);
+
+}  // namespace attn

@@ -1,0 +1,31 @@
+// The measurement protocol of a run (DESIGN.md "Measurement protocol"): every field is a CLI flag
+// and a preset key.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace attn {
+
+enum class L2Mode { cold, warm };
+constexpr std::string_view to_string(L2Mode m) { return m == L2Mode::cold ? "cold" : "warm"; }
+inline std::optional<L2Mode> parse_l2_mode(std::string_view s) {
+  if (s == "cold") return L2Mode::cold;
+  if (s == "warm") return L2Mode::warm;
+  return std::nullopt;
+}
+
+struct Protocol {
+  double warmup_ms = 20.0;   // [ms] of back-to-back launches before sampling
+  int min_samples = 10;      // never stop before this many samples
+  int max_samples = 2000;    // hard cap, bounds memory and time of tiny cases
+  double max_time_s = 1.0;   // [s] sampling budget per case, warm-up excluded
+  double noise_pct = 1.0;    // [%] target relative standard error of the median
+  L2Mode l2 = L2Mode::cold;  // cold: flush L2 before every sample, outside the timed region
+  bool graphs = false;       // batch launches into one CUDA graph per sample (tiny cases)
+  int graph_batch = 0;       // launches per graph; 0 = choose so a sample lasts about 1 ms
+  std::uint64_t seed = 42;
+  bool check = true;  // run the correctness check before timing
+};
+
+}  // namespace attn

@@ -1,0 +1,53 @@
+// A sweep as the user describes it (preset and/or CLI flags), and the planned cases it expands to.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/problem.hpp"
+#include "profiling/protocol.hpp"
+
+namespace attn {
+
+// One product of axes. An empty axis takes its default: heads_kv = heads, seq_kv = seq_q,
+// head_dim_v = head_dim, window = none, causal = 0, dtype = fp16 (fp32 on the CPU backend).
+struct SweepGroup {
+  std::vector<std::int64_t> batch, heads, heads_kv, seq_q, seq_kv, head_dim, head_dim_v;
+  std::vector<DType> dtype;
+  std::vector<int> causal;
+  std::vector<Window> window;
+  std::optional<std::int64_t> tokens;  // batch = tokens / seq_q (the FA2 "16k tokens" convention)
+  std::optional<std::int64_t> hidden;  // heads = hidden / head_dim
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string description;
+  std::string source;  // preset path, or "command line"
+  std::vector<std::string> kernels;
+  std::string baseline;
+  std::vector<SweepGroup> groups;
+  Protocol protocol;
+  std::optional<Backend> backend;
+  std::string out_dir;
+  bool force = false;
+};
+
+struct Case {
+  std::string case_id;  // stable hash of kernel, knobs and problem
+  std::string kernel;
+  Knobs knobs;
+  Problem problem;
+  std::string skip_reason;  // non-empty: planned as `skipped`
+};
+
+// A bad preset or flag. what() is the full user-facing message: "file:line: field 'x' = 'v': ...".
+class SpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace attn
