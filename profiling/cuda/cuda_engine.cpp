@@ -1,0 +1,455 @@
+// The CUDA backend of the case engine: device buffers, NaN poison, the check against
+// cpu.reference (small cases) or cuda.reference plus sampled cpu.reference rows (large cases),
+// event timing with optional L2 flush and CUDA-graph batching, NVML clocks, NVTX ranges.
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "kernels/cpu/cpu_reference.hpp"
+#include "kernels/registry.hpp"
+#include "profiling/cuda/cuda_device.hpp"
+#include "profiling/cuda/cuda_status.hpp"
+#include "profiling/cuda/device_buffer.hpp"
+#include "profiling/cuda/nvml_sampler.hpp"
+#include "profiling/engine/check.hpp"
+#include "profiling/engine/engine.hpp"
+#include "profiling/engine/inputs.hpp"
+#include "profiling/engine/sampler.hpp"
+
+namespace attn {
+
+void describe_host(RunInfo& run);
+
+namespace {
+
+// Above this many reference FLOPs the CPU oracle would take seconds: use cuda.reference on the
+// whole output and cpu.reference on kSampledRows rows instead.
+constexpr double kCpuReferenceMaxFlops = 2e9;
+constexpr int kSampledRows = 48;
+// cuda.reference (fp32 accumulation over fp32 copies of the inputs) must match the fp64 oracle to
+// fp32 accuracy on the sampled rows, or it is not fit to be a reference.
+constexpr double kCudaReferenceMaxRelL2 = 1e-4;
+
+class NvtxRange {
+ public:
+  NvtxRange(nvtxDomainHandle_t domain, const std::string& name) : m_domain(domain) {
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name.c_str();
+    nvtxDomainRangePushEx(m_domain, &a);
+  }
+  ~NvtxRange() { nvtxDomainRangePop(m_domain); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+
+ private:
+  nvtxDomainHandle_t m_domain;
+};
+
+std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
+
+// Everything that depends only on the problem (and seed): shared by all kernels of that problem.
+struct ProblemState {
+  Problem problem;
+  bool valid = false;
+  HostInputs host;
+  DeviceBuffer q, k, v;
+  std::vector<float> ref_o;
+  std::vector<double> ref_lse;
+  std::string reference;
+  std::vector<RowIndex> rows;   // sampled rows (large cases only)
+  std::vector<double> rows_ref;  // cpu.reference on those rows, [rows, Dv]
+  std::optional<double> cudnn_rel_l2;
+  std::string cudnn_note;
+};
+
+class CudaEngine final : public CaseEngine {
+ public:
+  explicit CudaEngine(const Protocol& p) : m_protocol(p) {
+    ATTN_CUDA_CHECK(cudaSetDevice(0));
+    ATTN_CUDA_CHECK(cudaFree(nullptr));  // create the context now, not inside the first timing
+    m_device = query_device(0);
+    ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    ATTN_CUDA_CHECK(cudaEventCreate(&m_start));
+    ATTN_CUDA_CHECK(cudaEventCreate(&m_stop));
+    // Writing one L2's worth of other data evicts the case's lines (the H100's L2 is 50 MiB).
+    m_flush = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(m_device.l2_bytes, 1 << 20)));
+    m_nvtx = nvtxDomainCreateA("attnscope");
+  }
+  ~CudaEngine() override {
+    m_state = ProblemState{};
+    m_flush.reset();
+    if (m_start) (void)cudaEventDestroy(m_start);
+    if (m_stop) (void)cudaEventDestroy(m_stop);
+    if (m_stream) (void)cudaStreamDestroy(m_stream);
+    if (m_nvtx) nvtxDomainDestroy(m_nvtx);
+  }
+
+  void describe(RunInfo& run) const override {
+    describe_host(run);
+    describe_cuda(run, m_device);
+  }
+
+  bool context_lost() const override { return m_lost; }
+  std::string context_lost_reason() const override { return m_lost_reason; }
+
+  CaseResult run(const Case& c) override {
+    const double t0 = monotonic_seconds();
+    CaseResult r;
+    r.case_id = c.case_id;
+    r.kernel = c.kernel;
+    r.knobs = c.knobs;
+    r.problem = c.problem;
+    r.nvtx_range = nvtx_range_name(c);
+    bool writes_lse = false;
+    if (m_lost) {
+      r.status = Status::fault;
+      r.reason = "not run: the CUDA context was lost earlier (" + m_lost_reason + ")";
+    } else {
+      try {
+        run_checked(c, r, writes_lse);
+      } catch (const Unsupported& e) {
+        r.status = Status::skipped;
+        r.reason = e.what();
+      } catch (const CudaError& e) {
+        classify_failure(r, e.what(), e.out_of_memory());
+      } catch (const std::bad_alloc&) {
+        r.status = Status::oom;
+        r.reason = "host allocation failed";
+      } catch (const std::exception& e) {
+        classify_failure(r, e.what(), false);
+      }
+      m_case = CaseBuffers{};
+    }
+    fill_derived(r, writes_lse);
+    r.wall_s = monotonic_seconds() - t0;
+    return r;
+  }
+
+ private:
+  struct CaseBuffers {
+    DeviceBuffer o, lse, workspace;
+  };
+
+  void classify_failure(CaseResult& r, const std::string& what, bool oom) {
+    // A sticky error poisons the context: every later CUDA call fails the same way.
+    const cudaError_t sync = cudaDeviceSynchronize();
+    const cudaError_t last = cudaGetLastError();
+    const cudaError_t sticky = is_sticky(sync) ? sync : (is_sticky(last) ? last : cudaSuccess);
+    if (sticky != cudaSuccess) {
+      m_lost = true;
+      m_lost_reason = fmt::format("{} in {} {}", cudaGetErrorName(sticky), r.kernel, r.problem.full_label());
+      r.status = Status::fault;
+      r.reason = fmt::format("{}: {}", cudaGetErrorName(sticky), what);
+      return;
+    }
+    if (oom || what.find("ALLOC_FAILED") != std::string::npos || what.find("out of memory") != std::string::npos) {
+      std::size_t free_b = 0, total_b = 0;
+      (void)cudaMemGetInfo(&free_b, &total_b);
+      r.status = Status::oom;
+      r.reason = fmt::format("{} (device has {} free of {})", what, mib(static_cast<double>(free_b)),
+                             mib(static_cast<double>(total_b)));
+      return;
+    }
+    r.status = Status::error;
+    r.reason = what;
+  }
+
+  void run_checked(const Case& c, CaseResult& r, bool& writes_lse) {
+    const KernelSpec* spec = find_kernel(c.kernel);
+    if (!spec) throw KernelError("kernel '" + c.kernel + "' is not in this build's registry");
+    if (!c.skip_reason.empty()) throw Unsupported(c.skip_reason);
+    if (spec->backend != Backend::cuda) throw Unsupported("needs the cpu backend; this run uses cuda");
+    if (auto why = spec->why_not(c.problem, c.knobs); !why.empty()) throw Unsupported(why);
+    const Problem& p = c.problem;
+
+    ensure_problem(p);
+    std::size_t free_before = 0, total = 0;
+    ATTN_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+
+    std::unique_ptr<PreparedKernel> kernel = spec->prepare(p, c.knobs);
+    writes_lse = kernel->writes_lse();
+    const std::size_t elem = dtype_bytes(p.dtype);
+    m_case.o = DeviceBuffer(static_cast<std::size_t>(p.o_elems()) * elem);
+    if (writes_lse) m_case.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_elems()) * sizeof(float));
+    m_case.workspace = DeviceBuffer(kernel->workspace_bytes());
+    AttentionArgs args = make_args(p, m_state.q, m_state.k, m_state.v, m_case);
+
+    if (m_protocol.check) {
+      NvtxRange range(m_nvtx, r.nvtx_range);
+      poison(m_case);
+      kernel->run(args);
+      ATTN_CUDA_CHECK(cudaGetLastError());
+      ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    }
+    std::size_t free_after = 0;
+    ATTN_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+    r.device_bytes_peak = static_cast<std::int64_t>(m_state.q.bytes() + m_state.k.bytes() + m_state.v.bytes()) +
+                          static_cast<std::int64_t>(free_before > free_after ? free_before - free_after : 0);
+
+    if (m_protocol.check) {
+      const std::vector<float> out = download(m_case.o, p.dtype, static_cast<std::size_t>(p.o_elems()));
+      std::vector<float> lse;
+      if (writes_lse) lse = download(m_case.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()));
+      const double* cudnn = m_state.cudnn_rel_l2 && c.kernel != "cudnn.sdpa" ? &*m_state.cudnn_rel_l2 : nullptr;
+      CheckVerdict v = evaluate_output(p.dtype, out, m_state.ref_o, lse, m_state.ref_lse, cudnn, m_state.reference);
+      if (!m_state.rows.empty()) add_sampled_rows(p, out, v);
+      r.correctness = v.correctness;
+      if (!v.correctness.pass) {
+        r.status = Status::mismatch;
+        r.reason = v.reason;
+        return;  // never time a configuration that failed its check
+      }
+    }
+
+    ClockSampler clocks(m_device.pci_bus_id);
+    {
+      NvtxRange range(m_nvtx, r.nvtx_range);
+      clocks.start();
+      r.timing = m_protocol.graphs ? time_with_graph(*kernel, args) : time_plain(*kernel, args);
+    }
+    const ClockSampler::Summary cs = clocks.stop();
+    if (cs.mean.sm_mhz || cs.mean.temp_c) r.clocks = cs.mean;
+    r.status = Status::ok;
+    if (cs.clocks_dropped)
+      r.reason = fmt::format("SM clock dropped below 90% of its start during timing (throttle reasons 0x{:x})",
+                             cs.throttle_reasons);
+  }
+
+  AttentionArgs make_args(const Problem& p, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
+                          const CaseBuffers& b) const {
+    AttentionArgs a;
+    a.q = q.get();
+    a.k = k.get();
+    a.v = v.get();
+    a.o = b.o.get();
+    a.lse = b.lse.as<float>();
+    a.scale = static_cast<float>(p.default_scale());
+    a.workspace = b.workspace.get();
+    a.workspace_bytes = b.workspace.bytes();
+    a.stream = m_stream;
+    return a;
+  }
+
+  void poison(const CaseBuffers& b) {
+    // 0xFF bytes are NaN in fp16, bf16 and fp32 alike.
+    ATTN_CUDA_CHECK(cudaMemsetAsync(b.o.get(), 0xFF, b.o.bytes(), m_stream));
+    if (b.lse.get()) ATTN_CUDA_CHECK(cudaMemsetAsync(b.lse.get(), 0xFF, b.lse.bytes(), m_stream));
+  }
+
+  std::vector<float> download(const DeviceBuffer& b, DType t, std::size_t count) {
+    std::vector<std::uint8_t> bytes(count * dtype_bytes(t));
+    ATTN_CUDA_CHECK(cudaMemcpy(bytes.data(), b.get(), bytes.size(), cudaMemcpyDeviceToHost));
+    return unpack_from(t, bytes.data(), count);
+  }
+
+  DeviceBuffer upload(const std::vector<float>& values, DType t) {
+    const std::vector<std::uint8_t> bytes = pack_as(t, values);
+    DeviceBuffer d(bytes.size());
+    ATTN_CUDA_CHECK(cudaMemcpy(d.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    return d;
+  }
+
+  // Inputs, reference output and the cuDNN error bar of one problem, computed once for all its kernels.
+  void ensure_problem(const Problem& p) {
+    if (m_state.valid && m_state.problem == p) return;
+    m_state = ProblemState{};
+    m_state.problem = p;
+    m_state.host = generate_inputs(p, m_protocol.seed);
+    m_state.q = upload(m_state.host.q, p.dtype);
+    m_state.k = upload(m_state.host.k, p.dtype);
+    m_state.v = upload(m_state.host.v, p.dtype);
+    if (m_protocol.check) {
+      compute_reference(p);
+      measure_cudnn_error(p);
+    }
+    m_state.valid = true;
+  }
+
+  void compute_reference(const Problem& p) {
+    const auto& in = m_state.host;
+    const double scale = p.default_scale();
+    if (p.flops() <= kCpuReferenceMaxFlops) {
+      std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
+      m_state.ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
+      cpu_reference_attention(p, in.q.data(), in.k.data(), in.v.data(), scale, o.data(), m_state.ref_lse.data());
+      m_state.ref_o.assign(o.begin(), o.end());
+      m_state.reference = "cpu.reference";
+      return;
+    }
+    // cuda.reference on fp32 copies of the (already rounded) inputs, so its output is not rounded to fp16.
+    const KernelSpec* ref = find_kernel("cuda.reference");
+    if (!ref) throw KernelError("cuda.reference is missing from the registry");
+    Problem p32 = p;
+    p32.dtype = DType::fp32;
+    if (auto why = ref->why_not(p32, {}); !why.empty()) throw KernelError("cuda.reference refuses the case: " + why);
+    auto kernel = ref->prepare(p32, {});
+    CaseBuffers b;
+    b.o = DeviceBuffer(static_cast<std::size_t>(p.o_elems()) * sizeof(float));
+    b.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_elems()) * sizeof(float));
+    b.workspace = DeviceBuffer(kernel->workspace_bytes());
+    {
+      DeviceBuffer q = upload(in.q, DType::fp32), k = upload(in.k, DType::fp32), v = upload(in.v, DType::fp32);
+      poison(b);
+      kernel->run(make_args(p32, q, k, v, b));
+      ATTN_CUDA_CHECK(cudaGetLastError());
+      ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    }
+    m_state.ref_o = download(b.o, DType::fp32, static_cast<std::size_t>(p.o_elems()));
+    const std::vector<float> lse = download(b.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()));
+    m_state.ref_lse.assign(lse.begin(), lse.end());
+
+    // Sampled rows: cpu.reference checks cuda.reference, and later each kernel too.
+    std::mt19937_64 rng(m_protocol.seed ^ 0x5A5A5A5Aull);
+    for (int n = 0; n < kSampledRows; ++n) {
+      RowIndex row{static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p.batch)),
+                   static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p.heads_q)),
+                   static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p.seq_q))};
+      if (n == 0) row.i = p.seq_q - 1;  // always one last row: the causal edge and the tail tile
+      m_state.rows.push_back(row);
+    }
+    m_state.rows_ref.assign(m_state.rows.size() * static_cast<std::size_t>(p.head_dim_v), 0.0);
+    cpu_reference_rows(p, in.q.data(), in.k.data(), in.v.data(), scale, m_state.rows, m_state.rows_ref.data(),
+                       nullptr);
+    const double ref_err = rows_rel_l2(p, m_state.ref_o);
+    if (!(ref_err <= kCudaReferenceMaxRelL2))
+      throw KernelError(fmt::format("cuda.reference disagrees with cpu.reference on {} sampled rows: rel_l2 {:.3e}",
+                                    m_state.rows.size(), ref_err));
+    m_state.reference = fmt::format("cuda.reference (fp32) + cpu.reference on {} rows (agree to {:.1e})",
+                                    m_state.rows.size(), ref_err);
+  }
+
+  double rows_rel_l2(const Problem& p, const std::vector<float>& out) const {
+    const std::int64_t dv = p.head_dim_v;
+    std::vector<float> picked;
+    picked.reserve(m_state.rows_ref.size());
+    for (const RowIndex& row : m_state.rows) {
+      const std::size_t base = static_cast<std::size_t>(((row.b * p.seq_q + row.i) * p.heads_q + row.h) * dv);
+      picked.insert(picked.end(), out.begin() + static_cast<std::ptrdiff_t>(base),
+                    out.begin() + static_cast<std::ptrdiff_t>(base) + dv);
+    }
+    return compare_outputs(picked, m_state.rows_ref).rel_l2;
+  }
+
+  void add_sampled_rows(const Problem& p, const std::vector<float>& out, CheckVerdict& v) const {
+    const double err = rows_rel_l2(p, out);
+    v.correctness.sampled_rows = static_cast<std::int64_t>(m_state.rows.size());
+    v.correctness.sampled_rows_rel_l2 = err;
+    if (v.correctness.pass && !(err <= v.correctness.tol)) {
+      v.correctness.pass = false;
+      v.reason = fmt::format("sampled rows against cpu.reference: rel_l2 {:.3e} > tol {:.3e}", err, v.correctness.tol);
+    }
+  }
+
+  // The tolerance rule needs cuDNN's own error on these inputs (fp16/bf16 where cuDNN takes the case).
+  void measure_cudnn_error(const Problem& p) {
+    const KernelSpec* dnn = find_kernel("cudnn.sdpa");
+    if (!dnn || p.dtype == DType::fp32 || !dnn->why_not(p, {}).empty()) return;
+    try {
+      auto kernel = dnn->prepare(p, {});
+      CaseBuffers b;
+      b.o = DeviceBuffer(static_cast<std::size_t>(p.o_elems()) * dtype_bytes(p.dtype));
+      if (kernel->writes_lse()) b.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_elems()) * sizeof(float));
+      b.workspace = DeviceBuffer(kernel->workspace_bytes());
+      poison(b);
+      kernel->run(make_args(p, m_state.q, m_state.k, m_state.v, b));
+      ATTN_CUDA_CHECK(cudaGetLastError());
+      ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+      const std::vector<float> out = download(b.o, p.dtype, static_cast<std::size_t>(p.o_elems()));
+      const ErrorStats e = compare_outputs(out, m_state.ref_o);
+      if (e.nonfinite == 0) m_state.cudnn_rel_l2 = e.rel_l2;
+    } catch (const Unsupported&) {
+      // cuDNN refuses the case: the dtype bound applies.
+    } catch (const CudaError& e) {
+      if (is_sticky(e.code())) throw;
+    } catch (const KernelError&) {
+      // A cuDNN failure here must not fail other kernels' checks: they fall back to the dtype bound.
+    }
+  }
+
+  double time_one(PreparedKernel& kernel, const AttentionArgs& args) {
+    if (m_protocol.l2 == L2Mode::cold) ATTN_CUDA_CHECK(cudaMemsetAsync(m_flush.get(), 0, m_flush.bytes(), m_stream));
+    ATTN_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
+    kernel.run(args);
+    ATTN_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
+    ATTN_CUDA_CHECK(cudaEventSynchronize(m_stop));
+    float ms = 0;
+    ATTN_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+    return ms;
+  }
+
+  TimingStats time_plain(PreparedKernel& kernel, const AttentionArgs& args) {
+    return measure_samples(m_protocol, [&] { return time_one(kernel, args); });
+  }
+
+  // Tiny cases: one sample = one graph of n launches, so launch gaps do not dominate. Cold L2 then
+  // flushes before each graph, not between its launches.
+  TimingStats time_with_graph(PreparedKernel& kernel, const AttentionArgs& args) {
+    int n = m_protocol.graph_batch;
+    if (n <= 0) {
+      const double one_ms = std::max(1e-3, time_one(kernel, args));
+      n = std::clamp(static_cast<int>(std::lround(1.0 / one_ms)), 1, 200);  // ~1 ms per sample
+    }
+    cudaGraph_t graph = nullptr;
+    ATTN_CUDA_CHECK(cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i < n; ++i) kernel.run(args);
+    } catch (...) {
+      (void)cudaStreamEndCapture(m_stream, &graph);
+      if (graph) (void)cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw;
+    }
+    ATTN_CUDA_CHECK(cudaStreamEndCapture(m_stream, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    ATTN_CUDA_CHECK(inst);
+    struct ExecGuard {
+      cudaGraphExec_t e;
+      ~ExecGuard() { (void)cudaGraphExecDestroy(e); }
+    } guard{exec};
+    TimingStats t = measure_samples(m_protocol, [&] {
+      if (m_protocol.l2 == L2Mode::cold)
+        ATTN_CUDA_CHECK(cudaMemsetAsync(m_flush.get(), 0, m_flush.bytes(), m_stream));
+      ATTN_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
+      ATTN_CUDA_CHECK(cudaGraphLaunch(exec, m_stream));
+      ATTN_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
+      ATTN_CUDA_CHECK(cudaEventSynchronize(m_stop));
+      float ms = 0;
+      ATTN_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+      return static_cast<double>(ms) / n;
+    });
+    t.launches_per_sample = n;
+    return t;
+  }
+
+  Protocol m_protocol;
+  GpuInfo m_device;
+  cudaStream_t m_stream = nullptr;
+  cudaEvent_t m_start = nullptr, m_stop = nullptr;
+  DeviceBuffer m_flush;
+  nvtxDomainHandle_t m_nvtx = nullptr;
+  ProblemState m_state;
+  CaseBuffers m_case;
+  bool m_lost = false;
+  std::string m_lost_reason;
+};
+
+}  // namespace
+
+std::unique_ptr<CaseEngine> make_cuda_engine(const Protocol& protocol) {
+  std::string why;
+  if (!probe_cuda_device(&why)) throw std::runtime_error("--backend cuda: " + why + "; use --backend cpu");
+  return std::make_unique<CudaEngine>(protocol);
+}
+
+}  // namespace attn

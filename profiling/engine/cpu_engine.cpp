@@ -1,0 +1,135 @@
+// The CPU backend: host buffers, wall-clock samples, cpu.reference as the oracle. L2 mode and
+// graphs do not apply on the CPU and are ignored.
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "kernels/cpu/cpu_reference.hpp"
+#include "kernels/registry.hpp"
+#include "profiling/engine/check.hpp"
+#include "profiling/engine/engine.hpp"
+#include "profiling/engine/inputs.hpp"
+#include "profiling/engine/sampler.hpp"
+
+namespace attn {
+
+void describe_host(RunInfo& run);
+
+namespace {
+
+class CpuEngine final : public CaseEngine {
+ public:
+  explicit CpuEngine(const Protocol& p) : m_protocol(p) {}
+
+  void describe(RunInfo& run) const override {
+    describe_host(run);
+    run.backend = "cpu";
+  }
+
+  CaseResult run(const Case& c) override {
+    const double t0 = monotonic_seconds();
+    CaseResult r;
+    r.case_id = c.case_id;
+    r.kernel = c.kernel;
+    r.knobs = c.knobs;
+    r.problem = c.problem;
+    r.nvtx_range = nvtx_range_name(c);
+    bool writes_lse = false;
+    try {
+      run_checked(c, r, writes_lse);
+    } catch (const Unsupported& e) {
+      r.status = Status::skipped;
+      r.reason = e.what();
+    } catch (const std::bad_alloc&) {
+      r.status = Status::oom;
+      r.reason = fmt::format("host allocation failed (inputs {:.1f} MiB)",
+                             static_cast<double>(c.problem.min_bytes(false)) / (1 << 20));
+    } catch (const std::exception& e) {
+      r.status = Status::error;
+      r.reason = e.what();
+    }
+    fill_derived(r, writes_lse);
+    r.wall_s = monotonic_seconds() - t0;
+    return r;
+  }
+
+ private:
+  void run_checked(const Case& c, CaseResult& r, bool& writes_lse) {
+    const KernelSpec* spec = find_kernel(c.kernel);
+    if (!spec) throw KernelError("kernel '" + c.kernel + "' is not in this build's registry");
+    if (!c.skip_reason.empty()) throw Unsupported(c.skip_reason);
+    if (spec->backend != Backend::cpu) throw Unsupported("needs the cuda backend; this run uses cpu");
+    if (auto why = spec->why_not(c.problem, c.knobs); !why.empty()) throw Unsupported(why);
+    const Problem& p = c.problem;
+    auto kernel = spec->prepare(p, c.knobs);
+    writes_lse = kernel->writes_lse();
+    ensure_reference(p);
+
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> o(static_cast<std::size_t>(p.o_elems()), nan);
+    std::vector<float> lse(writes_lse ? static_cast<std::size_t>(p.lse_elems()) : 0, nan);
+    std::vector<std::uint8_t> workspace(kernel->workspace_bytes());
+    AttentionArgs args;
+    args.q = m_inputs.q.data();
+    args.k = m_inputs.k.data();
+    args.v = m_inputs.v.data();
+    args.o = o.data();
+    args.lse = writes_lse ? lse.data() : nullptr;
+    args.scale = static_cast<float>(p.default_scale());
+    args.workspace = workspace.data();
+    args.workspace_bytes = workspace.size();
+    r.device_bytes_peak = static_cast<std::int64_t>((m_inputs.q.size() + m_inputs.k.size() + m_inputs.v.size() +
+                                                     o.size() + lse.size()) * sizeof(float) +
+                                                    workspace.size());
+
+    if (m_protocol.check) {
+      kernel->run(args);
+      const char* reference = c.kernel == "cpu.reference" ? "cpu.reference (self, fp64 -> fp32)" : "cpu.reference";
+      CheckVerdict v = evaluate_output(p.dtype, o, m_ref_o, lse, m_ref_lse, nullptr, reference);
+      r.correctness = v.correctness;
+      if (!v.correctness.pass) {
+        r.status = Status::mismatch;
+        r.reason = v.reason;
+        return;  // never time a configuration that failed its check
+      }
+    }
+
+    r.timing = measure_samples(m_protocol, [&] {
+      const auto s = std::chrono::steady_clock::now();
+      kernel->run(args);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+    });
+    r.status = Status::ok;
+  }
+
+  void ensure_reference(const Problem& p) {
+    if (m_has_reference && m_ref_problem == p) return;
+    m_has_reference = false;
+    m_inputs = generate_inputs(p, m_protocol.seed);
+    std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
+    m_ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
+    cpu_reference_attention(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), p.default_scale(), o.data(),
+                            m_ref_lse.data());
+    m_ref_o.assign(o.begin(), o.end());
+    m_ref_problem = p;
+    m_has_reference = true;
+  }
+
+  Protocol m_protocol;
+  bool m_has_reference = false;
+  Problem m_ref_problem;
+  HostInputs m_inputs;
+  std::vector<float> m_ref_o;
+  std::vector<double> m_ref_lse;
+};
+
+}  // namespace
+
+std::unique_ptr<CaseEngine> make_cpu_engine(const Protocol& protocol) {
+  return std::make_unique<CpuEngine>(protocol);
+}
+
+}  // namespace attn

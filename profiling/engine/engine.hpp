@@ -1,0 +1,35 @@
+// The case engine: runs one planned case end to end on one backend (inputs, check, timing) and
+// returns its result record. One engine per worker; it owns the device state.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "profiling/protocol.hpp"
+#include "profiling/result.hpp"
+#include "profiling/sweep/sweep_spec.hpp"
+
+namespace attn {
+
+class CaseEngine {
+ public:
+  virtual ~CaseEngine() = default;
+  // Never throws for a case's own failure: that becomes the record's status and reason.
+  virtual CaseResult run(const Case& c) = 0;
+  // After a sticky device fault no further case can run in this process.
+  virtual bool context_lost() const { return false; }
+  virtual std::string context_lost_reason() const { return {}; }
+  // Fills the environment part of the run record (gpu, driver, versions, cpu).
+  virtual void describe(RunInfo& run) const = 0;
+};
+
+// Throws std::runtime_error with the reason when the backend cannot start (e.g. no GPU).
+std::unique_ptr<CaseEngine> make_engine(Backend backend, const Protocol& protocol);
+
+// Whether a CUDA device is usable in this process, and why not.
+bool cuda_device_available(std::string* why_not = nullptr);
+
+// Fills a case result's derived fields (flops, min_bytes, tflops, gbps, queries/s, nvtx name).
+void fill_derived(CaseResult& r, bool writes_lse);
+std::string nvtx_range_name(const Case& c);
+
+}  // namespace attn

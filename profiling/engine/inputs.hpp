@@ -1,0 +1,24 @@
+// Seeded inputs for a case: standard-normal Q, K, V (never zeros), rounded to the problem's dtype
+// so that every backend and the references see exactly the same values.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/api/problem.hpp"
+
+namespace attn {
+
+struct HostInputs {
+  std::vector<float> q, k, v;  // fp32 holding dtype-rounded values, BSHD
+};
+
+// Deterministic for (problem shape, seed) whatever the thread count: a counter-based generator
+// (SplitMix64 over the element index, Box-Muller) fills each tensor; Q, K, V use distinct streams.
+HostInputs generate_inputs(const Problem& p, std::uint64_t seed);
+
+// Packs fp32 values as the dtype's bit pattern (2 bytes for fp16/bf16, 4 for fp32).
+std::vector<std::uint8_t> pack_as(DType t, const std::vector<float>& values);
+// The inverse: device output bytes to fp32.
+std::vector<float> unpack_from(DType t, const void* bytes, std::size_t count);
+
+}  // namespace attn
