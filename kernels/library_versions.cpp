@@ -14,6 +14,7 @@
 
 namespace attn {
 
+#if ATTNSCOPE_HAS_CUDA
 namespace {
 std::string major_minor(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
@@ -33,6 +34,7 @@ std::string cupti_version() {
   return {};
 }
 }  // namespace
+#endif
 
 LibraryVersions library_versions() {
   LibraryVersions v;

@@ -1,0 +1,189 @@
+// results.jsonl: streamed writing, reading back, a torn last line, a corrupt middle line, and
+// refusing to overwrite.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "reports/jsonl_store.hpp"
+#include "tests/reports/sample_results.hpp"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+class JsonlStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir =
+        fs::temp_directory_path() / ("attnscope-jsonl-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  static std::string slurp(const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  static void spit(const fs::path& f, const std::string& text) {
+    std::ofstream(f, std::ios::binary | std::ios::trunc) << text;
+  }
+  // A run plus three cases, written by the real writer into a nested directory.
+  fs::path write_three() {
+    const fs::path file = m_dir / "runs" / "r1" / "results.jsonl";
+    JsonlWriter w = JsonlWriter::create(file, test::full_run(), false);
+    w.append(test::full_case());
+    w.append(test::minimal_case());
+    w.append(test::ok_case("cpu.flash", test::small_problem(64, false), 0.123, 1e-7));
+    EXPECT_EQ(w.lines_written(), 4u);
+    return file;
+  }
+
+  fs::path m_dir;
+};
+
+TEST_F(JsonlStore, WriteThenReadBack) {
+  const fs::path file = write_three();
+  const std::string text = slurp(file);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4);
+  const LoadedRun r = read_results(file);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(r.run.run_id, "20250102-030405-h100");
+  EXPECT_EQ(r.run.gpu->sms, 132);
+  ASSERT_EQ(r.cases.size(), 3u);
+  EXPECT_EQ(r.cases[0].case_id, "c0ffee1234567890");
+  EXPECT_EQ(r.cases[0].timing->median_ms, 0.5);
+  EXPECT_EQ(r.cases[1].status, Status::skipped);
+  EXPECT_FALSE(r.cases[1].timing.has_value());
+  EXPECT_EQ(r.cases[2].kernel, "cpu.flash");
+  EXPECT_EQ(r.cases[2].timing->median_ms, 0.123);
+  EXPECT_EQ(r.cases[2].problem, test::small_problem(64, false));
+}
+
+TEST_F(JsonlStore, EachLineIsOnDiskRightAfterAppend) {
+  const fs::path file = m_dir / "results.jsonl";
+  JsonlWriter w = JsonlWriter::create(file, test::full_run(), false);
+  EXPECT_EQ(read_results(file).cases.size(), 0u);
+  w.append(test::full_case());
+  // Read while the writer is still open: the line must already be there.
+  EXPECT_EQ(read_results(file).cases.size(), 1u);
+  JsonlWriter moved = std::move(w);
+  moved.append(test::minimal_case());
+  moved.close();
+  EXPECT_THROW(moved.append(test::minimal_case()), ResultsIoError);
+  EXPECT_EQ(read_results(file).cases.size(), 2u);
+}
+
+TEST_F(JsonlStore, TruncatedLastLineIsIgnoredWithAWarning) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  // A writer killed mid-line: the last case line loses its second half and its newline.
+  const std::size_t last_start = text.rfind('\n', text.size() - 2) + 1;
+  text.resize(last_start + (text.size() - last_start) / 2);
+  spit(file, text);
+  const LoadedRun r = read_results(file);
+  ASSERT_EQ(r.cases.size(), 2u);
+  EXPECT_EQ(r.cases[1].case_id, "0000000000000001");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].rfind(file.string() + ":4: ignored an unparsable last line", 0), 0u)
+      << r.warnings[0];
+
+  // --resume cuts the torn line off, so the next append starts a clean line 4.
+  LoadedRun loaded;
+  JsonlWriter w = JsonlWriter::resume(file, loaded);
+  EXPECT_EQ(loaded.cases.size(), 2u);
+  EXPECT_EQ(loaded.warnings.size(), 1u);
+  w.append(test::ok_case("cpu.reference", test::small_problem(64, false), 0.5, 0.0));
+  w.close();
+  const LoadedRun again = read_results(file);
+  EXPECT_TRUE(again.warnings.empty());
+  ASSERT_EQ(again.cases.size(), 3u);
+  EXPECT_EQ(again.cases[2].kernel, "cpu.reference");
+}
+
+TEST_F(JsonlStore, ResumeAfterACompleteLastLineWithoutNewline) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  text.pop_back();  // the final '\n' never made it to disk
+  spit(file, text);
+  LoadedRun loaded;
+  JsonlWriter w = JsonlWriter::resume(file, loaded);
+  EXPECT_EQ(loaded.cases.size(), 3u);
+  w.append(test::minimal_case());
+  w.close();
+  EXPECT_EQ(read_results(file).cases.size(), 4u);
+}
+
+TEST_F(JsonlStore, CorruptMiddleLineThrowsWithItsLineNumber) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  const std::size_t line3 = text.find('\n', text.find('\n') + 1) + 1;
+  text.insert(line3 + 10, "#garbage#");
+  spit(file, text);
+  try {
+    read_results(file);
+    FAIL() << "expected ResultsFormatError";
+  } catch (const ResultsFormatError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(file.string() + ":3: not valid JSON", 0), 0u) << msg;
+  }
+}
+
+TEST_F(JsonlStore, InvalidRecordInTheMiddleNamesLineAndField) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  const std::string from = "\"status\":\"skipped\"";
+  text.replace(text.find(from), from.size(), "\"status\":\"sleepy\"");
+  spit(file, text);
+  try {
+    read_results(file);
+    FAIL() << "expected ResultsFormatError";
+  } catch (const ResultsFormatError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ":3: case.status: expected ok", 0), 0u) << e.what();
+  }
+}
+
+TEST_F(JsonlStore, WrongSchemaOrMissingRunRecordThrows) {
+  fs::create_directories(m_dir);
+  const fs::path file = m_dir / "results.jsonl";
+  spit(file, "{\"schema\":\"other.v2\",\"record\":\"run\"}\n");
+  EXPECT_THROW(read_results(file), ResultsFormatError);
+  spit(file, "");
+  EXPECT_THROW(read_results(file), ResultsFormatError);
+  // A case first: the run record must lead.
+  spit(file, to_json(test::full_case()).dump() + "\n");
+  try {
+    read_results(file);
+    FAIL() << "expected ResultsFormatError";
+  } catch (const ResultsFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), file.string() + ":1: record: expected a \"run\" record, got \"case\"");
+  }
+  EXPECT_THROW(read_results(m_dir / "missing.jsonl"), ResultsIoError);
+}
+
+TEST_F(JsonlStore, ExistingFileNeedsForce) {
+  const fs::path file = write_three();
+  try {
+    JsonlWriter::create(file, test::full_run(), false);
+    FAIL() << "expected ResultsExistError";
+  } catch (const ResultsExistError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--force"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--out"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(read_results(file).cases.size(), 3u);  // untouched
+  {
+    JsonlWriter w = JsonlWriter::create(file, test::full_run(), true);
+    w.append(test::minimal_case());
+  }
+  EXPECT_EQ(read_results(file).cases.size(), 1u);
+}
+
+}  // namespace
+}  // namespace attn

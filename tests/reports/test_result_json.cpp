@@ -1,0 +1,280 @@
+// Round trips of run and case records through JSON: every field, absent optionals, non-finite
+// doubles, and the errors a bad record gives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "reports/result_json.hpp"
+#include "tests/reports/sample_results.hpp"
+
+namespace attn {
+namespace {
+
+using nlohmann::json;
+
+// Through text, as the JSONL file stores it.
+json reparse(const json& j) { return json::parse(j.dump()); }
+
+TEST(ResultJson, RunRoundTripKeepsEveryField) {
+  const RunInfo in = test::full_run();
+  const json j = reparse(to_json(in));
+  EXPECT_EQ(j.at("schema"), "attnscope.result.v1");
+  EXPECT_EQ(j.at("record"), "run");
+  EXPECT_EQ(j.at("gpu").at("cc"), "9.0");
+  EXPECT_EQ(j.at("gpu").at("clocks").at("sm_mhz"), 1980.0);
+  EXPECT_EQ(j.at("protocol").at("l2"), "warm");
+  EXPECT_EQ(j.at("protocol").at("seed").get<std::uint64_t>(), 18446744073709551615ull);
+
+  const RunInfo out = run_info_from_json(j);
+  EXPECT_EQ(out.schema, "attnscope.result.v1");
+  EXPECT_EQ(out.run_id, "20250102-030405-h100");
+  EXPECT_EQ(out.started_at, "2025-01-02T03:04:05Z");
+  EXPECT_EQ(out.version, "0.1.0");
+  EXPECT_EQ(out.git_commit, "a626d892aea4");
+  EXPECT_EQ(out.command_line, in.command_line);
+  EXPECT_EQ(out.host, "gpu-node-7");
+  EXPECT_EQ(out.backend, "cuda");
+  ASSERT_TRUE(out.gpu.has_value());
+  EXPECT_EQ(out.gpu->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(out.gpu->cc_major, 9);
+  EXPECT_EQ(out.gpu->cc_minor, 0);
+  EXPECT_EQ(out.gpu->sms, 132);
+  EXPECT_EQ(out.gpu->l2_bytes, 52428800);
+  EXPECT_EQ(out.gpu->mem_bytes, 85520809984);
+  EXPECT_EQ(out.gpu->sm_clock_mhz, 1980.0);
+  EXPECT_EQ(out.gpu->mem_clock_mhz, 2619.0);
+  EXPECT_EQ(out.gpu->mem_bus_bits, 5120.0);
+  EXPECT_EQ(out.gpu->pci_bus_id, "00000000:19:00.0");
+  EXPECT_EQ(out.driver, "580.65.06");
+  EXPECT_EQ(out.cuda_runtime, "13.0");
+  EXPECT_EQ(out.cudnn, "9.12.0");
+  EXPECT_EQ(out.cupti, "13.0");
+  EXPECT_EQ(out.cpu_model, "Intel(R) Xeon(R) Platinum 8480+");
+  EXPECT_EQ(out.cpu_threads, 16);
+  EXPECT_EQ(out.protocol.warmup_ms, 25.5);
+  EXPECT_EQ(out.protocol.min_samples, 12);
+  EXPECT_EQ(out.protocol.max_samples, 1500);
+  EXPECT_EQ(out.protocol.max_time_s, 0.75);
+  EXPECT_EQ(out.protocol.noise_pct, 0.5);
+  EXPECT_EQ(out.protocol.l2, L2Mode::warm);
+  EXPECT_TRUE(out.protocol.graphs);
+  EXPECT_EQ(out.protocol.graph_batch, 16);
+  EXPECT_EQ(out.protocol.seed, 18446744073709551615ull);
+  EXPECT_FALSE(out.protocol.check);
+  EXPECT_EQ(out.peaks.tensor_tflops_measured, 661.5);
+  EXPECT_EQ(out.peaks.dram_gbps_measured, 3012.25);
+  EXPECT_EQ(out.peaks.tensor_tflops_datasheet, 989.4);
+  EXPECT_EQ(out.peaks.dram_gbps_datasheet, 3352.0);
+  EXPECT_EQ(out.baseline, "cudnn.sdpa");
+  // Writing the read-back record gives the same JSON: nothing was lost or invented.
+  EXPECT_EQ(to_json(out), j);
+}
+
+TEST(ResultJson, CaseRoundTripKeepsEveryField) {
+  const CaseResult in = test::full_case();
+  const json j = reparse(to_json(in));
+  EXPECT_EQ(j.at("record"), "case");
+  EXPECT_EQ(j.at("problem").at("window"), json::array({256, 0}));
+  EXPECT_EQ(j.at("problem").at("layout"), "bshd");
+  EXPECT_EQ(j.at("memory").at("device_bytes_peak"), 75497472);
+  EXPECT_EQ(j.at("knobs").at("block_m"), 128);
+
+  const CaseResult out = case_result_from_json(j);
+  EXPECT_EQ(out.case_id, "c0ffee1234567890");
+  EXPECT_EQ(out.kernel, "fa2.mma");
+  EXPECT_EQ(out.knobs, (Knobs{{"block_m", 128}, {"stages", 2}}));
+  EXPECT_EQ(out.problem, test::gqa_problem());
+  EXPECT_EQ(out.status, Status::ok);
+  EXPECT_EQ(out.reason, "");
+  ASSERT_TRUE(out.timing.has_value());
+  EXPECT_EQ(out.timing->median_ms, 0.5);
+  EXPECT_EQ(out.timing->min_ms, 0.48);
+  EXPECT_EQ(out.timing->max_ms, 0.61);
+  EXPECT_EQ(out.timing->mean_ms, 0.51);
+  EXPECT_EQ(out.timing->std_ms, 0.02);
+  EXPECT_EQ(out.timing->q1_ms, 0.49);
+  EXPECT_EQ(out.timing->q3_ms, 0.52);
+  EXPECT_EQ(out.timing->noise_pct, 0.3);
+  EXPECT_EQ(out.timing->samples, 200);
+  EXPECT_TRUE(out.timing->converged);
+  EXPECT_EQ(out.timing->launches_per_sample, 4);
+  EXPECT_EQ(out.flops, 1234567890123.0);
+  EXPECT_EQ(out.min_bytes, 50331648);
+  EXPECT_EQ(out.tflops, 2.469135780246);  // exact: doubles are written with round-trip digits
+  EXPECT_EQ(out.gbps, 100.663296);
+  EXPECT_EQ(out.queries_per_s, 65536000.0);
+  ASSERT_TRUE(out.correctness.has_value());
+  EXPECT_EQ(out.correctness->max_abs, 0.0078125);
+  EXPECT_EQ(out.correctness->rel_l2, 0.000123);
+  EXPECT_EQ(out.correctness->tol, 0.002);
+  EXPECT_TRUE(out.correctness->pass);
+  EXPECT_EQ(out.correctness->reference, "cuda.reference+cpu.reference(rows)");
+  EXPECT_EQ(out.correctness->tol_rule, "2x cudnn.sdpa (rel_l2 1.2e-4)");
+  EXPECT_EQ(out.correctness->nonfinite, 3);
+  EXPECT_EQ(out.correctness->sampled_rows_rel_l2, 0.000119);
+  EXPECT_EQ(out.correctness->sampled_rows, 64);
+  EXPECT_EQ(out.device_bytes_peak, 75497472);
+  EXPECT_EQ(out.nvtx_range, "attn/fa2.mma/2x16x1024x128");
+  ASSERT_TRUE(out.clocks.has_value());
+  EXPECT_EQ(out.clocks->sm_mhz, 1980.0);
+  EXPECT_EQ(out.clocks->mem_mhz, 2619.0);
+  EXPECT_EQ(out.clocks->temp_c, 54.0);
+  EXPECT_EQ(out.clocks->power_w, 412.5);
+  EXPECT_EQ(out.wall_s, 1.25);
+  EXPECT_EQ(to_json(out), j);
+}
+
+TEST(ResultJson, AbsentOptionalsAreOmittedAndStayAbsent) {
+  const json j = reparse(to_json(test::minimal_case()));
+  for (const char* key : {"timing", "tflops", "gbps", "queries_per_s", "correctness", "memory", "clocks"})
+    EXPECT_FALSE(j.contains(key)) << key;
+  EXPECT_EQ(j.at("status"), "skipped");
+  EXPECT_EQ(j.at("reason"), "backend cuda: not built");
+  const CaseResult out = case_result_from_json(j);
+  EXPECT_FALSE(out.timing.has_value());
+  EXPECT_FALSE(out.tflops.has_value());
+  EXPECT_FALSE(out.gbps.has_value());
+  EXPECT_FALSE(out.queries_per_s.has_value());
+  EXPECT_FALSE(out.correctness.has_value());
+  EXPECT_FALSE(out.device_bytes_peak.has_value());
+  EXPECT_FALSE(out.clocks.has_value());
+  EXPECT_EQ(out.problem.window, (Window{-1, -1}));
+
+  RunInfo run;  // a CPU run: no GPU, no peaks
+  run.run_id = "cpu-run";
+  run.backend = "cpu";
+  const json r = reparse(to_json(run));
+  EXPECT_FALSE(r.contains("gpu"));
+  EXPECT_EQ(r.at("peaks"), json::object());
+  const RunInfo back = run_info_from_json(r);
+  EXPECT_FALSE(back.gpu.has_value());
+  EXPECT_FALSE(back.peaks.tensor_tflops_measured.has_value());
+  EXPECT_FALSE(back.peaks.dram_gbps_datasheet.has_value());
+
+  // Inside objects too: a GPU without clocks, a check without sampled rows.
+  RunInfo gpu_run = test::full_run();
+  gpu_run.gpu->sm_clock_mhz.reset();
+  gpu_run.gpu->mem_clock_mhz.reset();
+  gpu_run.gpu->mem_bus_bits.reset();
+  const json g = to_json(gpu_run).at("gpu");
+  EXPECT_FALSE(g.contains("clocks"));
+  EXPECT_FALSE(g.contains("mem_bus_bits"));
+  CaseResult c = test::full_case();
+  c.correctness->sampled_rows.reset();
+  c.correctness->sampled_rows_rel_l2.reset();
+  c.clocks = Clocks{std::nullopt, std::nullopt, 61.0, std::nullopt};
+  const json cj = reparse(to_json(c));
+  EXPECT_FALSE(cj.at("correctness").contains("sampled_rows"));
+  EXPECT_FALSE(cj.at("correctness").contains("sampled_rows_rel_l2"));
+  EXPECT_EQ(cj.at("clocks"), (json{{"temp_c", 61.0}}));
+  const CaseResult cb = case_result_from_json(cj);
+  EXPECT_FALSE(cb.correctness->sampled_rows.has_value());
+  EXPECT_FALSE(cb.clocks->sm_mhz.has_value());
+  EXPECT_EQ(cb.clocks->temp_c, 61.0);
+}
+
+TEST(ResultJson, NonFiniteDoublesRoundTripAsStrings) {
+  CaseResult c = test::full_case();
+  c.status = Status::mismatch;
+  c.correctness->max_abs = std::numeric_limits<double>::quiet_NaN();
+  c.correctness->rel_l2 = std::numeric_limits<double>::infinity();
+  c.correctness->sampled_rows_rel_l2 = -std::numeric_limits<double>::infinity();
+  c.tflops = std::numeric_limits<double>::quiet_NaN();
+  const std::string text = to_json(c).dump();
+  EXPECT_EQ(text.find("null"), std::string::npos) << text;
+  const json j = json::parse(text);
+  EXPECT_EQ(j.at("correctness").at("max_abs"), "nan");
+  EXPECT_EQ(j.at("correctness").at("rel_l2"), "inf");
+  EXPECT_EQ(j.at("correctness").at("sampled_rows_rel_l2"), "-inf");
+  EXPECT_EQ(j.at("tflops"), "nan");
+  const CaseResult out = case_result_from_json(j);
+  EXPECT_TRUE(std::isnan(out.correctness->max_abs));
+  EXPECT_EQ(out.correctness->rel_l2, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(out.correctness->sampled_rows_rel_l2, -std::numeric_limits<double>::infinity());
+  ASSERT_TRUE(out.tflops.has_value());
+  EXPECT_TRUE(std::isnan(*out.tflops));
+}
+
+TEST(ResultJson, UnknownFieldsIgnoredNullIsAbsentDefaultsDerived) {
+  json j = to_json(test::minimal_case());
+  j["launch"] = {{"grid", {1, 2, 3}}};  // a field this reader does not know
+  j["tflops"] = nullptr;
+  j["problem"] = {{"batch", 3}, {"heads_q", 8}, {"seq_q", 100}, {"head_dim", 64}, {"dtype", "fp16"}};
+  const CaseResult c = case_result_from_json(j);
+  EXPECT_FALSE(c.tflops.has_value());
+  EXPECT_EQ(c.problem.batch, 3);
+  EXPECT_EQ(c.problem.heads_kv, 8);
+  EXPECT_EQ(c.problem.seq_kv, 100);
+  EXPECT_EQ(c.problem.head_dim_v, 64);
+  EXPECT_EQ(c.problem.dtype, DType::fp16);
+  EXPECT_FALSE(c.problem.causal);
+}
+
+// The message of the ResultsFormatError `f` throws, or "" when it does not throw.
+template <class F>
+std::string format_error(F&& f) {
+  try {
+    f();
+  } catch (const ResultsFormatError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ResultJson, BadRecordsNameTheField) {
+  json j = to_json(test::full_case());
+  j["timing"]["median_ms"] = "fast";
+  EXPECT_EQ(format_error([&] { case_result_from_json(j); }),
+            "case.timing.median_ms: expected a number or \"nan\"/\"inf\"/\"-inf\", got \"fast\"");
+
+  j = to_json(test::full_case());
+  j["status"] = "great";
+  EXPECT_NE(format_error([&] { case_result_from_json(j); }).find("case.status: expected ok, skipped"),
+            std::string::npos);
+
+  j = to_json(test::full_case());
+  j.erase("kernel");
+  EXPECT_EQ(format_error([&] { case_result_from_json(j); }), "case.kernel: required field is missing");
+
+  j = to_json(test::full_case());
+  j["problem"]["window"] = {1};
+  EXPECT_EQ(format_error([&] { case_result_from_json(j); }),
+            "case.problem.window: expected [left, right], got [1]");
+
+  j = to_json(test::full_case());
+  j["schema"] = "attnscope.result.v0";
+  EXPECT_EQ(format_error([&] { case_result_from_json(j); }),
+            "schema: expected \"attnscope.result.v1\", got \"attnscope.result.v0\"");
+
+  // A run record where a case is expected, and the other way round.
+  EXPECT_EQ(format_error([&] { case_result_from_json(to_json(test::full_run())); }),
+            "record: expected a \"case\" record, got \"run\"");
+  EXPECT_EQ(format_error([&] { run_info_from_json(to_json(test::full_case())); }),
+            "record: expected a \"run\" record, got \"case\"");
+
+  json r = to_json(test::full_run());
+  r["gpu"]["cc"] = "nine";
+  EXPECT_EQ(format_error([&] { run_info_from_json(r); }),
+            "run.gpu.cc: expected \"major.minor\" such as \"9.0\", got \"nine\"");
+}
+
+TEST(ResultJson, ProblemAdlConversion) {
+  const Problem p = test::gqa_problem();
+  const json j = p;  // through the ADL to_json
+  EXPECT_EQ(j, (json{{"batch", 2},
+                     {"heads_q", 16},
+                     {"heads_kv", 4},
+                     {"seq_q", 1024},
+                     {"seq_kv", 2048},
+                     {"head_dim", 128},
+                     {"head_dim_v", 64},
+                     {"dtype", "bf16"},
+                     {"causal", true},
+                     {"window", {256, 0}},
+                     {"layout", "bshd"}}));
+  EXPECT_EQ(j.get<Problem>(), p);
+}
+
+}  // namespace
+}  // namespace attn
