@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,7 +22,9 @@ struct Outcome {
 };
 
 Outcome run_attnscope(const std::string& args) {
-  const std::string cmd = std::string(ATTNSCOPE_BINARY) + " " + args + " 2>&1";
+  // ATTNSCOPE_BIN overrides the build-tree path (the binary was copied to another machine).
+  const char* bin = std::getenv("ATTNSCOPE_BIN");
+  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
   Outcome o;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return o;

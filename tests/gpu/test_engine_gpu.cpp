@@ -1,0 +1,133 @@
+// End-to-end CUDA sweeps through the attnscope executable: every CUDA kernel checked on shapes
+// with ragged tails, GQA/MQA, Sq != Sk both ways, causal and windowed masks; the large-case
+// reference path (cuda.reference + sampled cpu.reference rows); graphs and warm L2.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "reports/jsonl_store.hpp"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_gpu(std::string& why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    why = e != cudaSuccess ? cudaGetErrorString(e) : "no device";
+    return false;
+  }
+  return true;
+}
+
+int run_attnscope(const std::string& args, std::string& output) {
+  // ATTNSCOPE_BIN overrides the build-tree path (the binary was copied to another machine).
+  const char* bin = std::getenv("ATTNSCOPE_BIN");
+  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe)) output += buf.data();
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+LoadedRun sweep(const std::string& name, const std::string& args) {
+  const fs::path out = fs::path(::testing::TempDir()) / ("attnscope_gpu_" + name);
+  fs::remove_all(out);
+  std::string output;
+  const int code = run_attnscope("run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), output);
+  EXPECT_EQ(code, 0) << output;
+  std::printf("%s", output.c_str());
+  return read_results(out / "results.jsonl");
+}
+
+void expect_all_ok(const LoadedRun& run, std::size_t expected_cases) {
+  EXPECT_EQ(run.cases.size(), expected_cases);
+  for (const CaseResult& c : run.cases) {
+    SCOPED_TRACE(c.kernel + " " + c.problem.full_label());
+    if (c.status == Status::skipped) {
+      // Only cuDNN may refuse here, and it must say why.
+      EXPECT_EQ(c.kernel, "cudnn.sdpa");
+      EXPECT_FALSE(c.reason.empty());
+      continue;
+    }
+    ASSERT_EQ(c.status, Status::ok) << c.reason;
+    ASSERT_TRUE(c.correctness.has_value());
+    EXPECT_TRUE(c.correctness->pass);
+    EXPECT_EQ(c.correctness->nonfinite, 0);
+    EXPECT_LE(c.correctness->rel_l2, c.correctness->tol);
+    ASSERT_TRUE(c.timing.has_value());
+    EXPECT_GT(c.timing->median_ms, 0.0);
+    EXPECT_TRUE(c.device_bytes_peak.has_value());
+  }
+}
+
+const char* kAllCudaKernels = "--kernels cuda.reference,naive.unfused,cublas.unfused,cudnn.sdpa";
+
+TEST(EngineGpu, EveryKernelPassesOnRaggedShapesAndMasks) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  // 2 seqs x 2 causal x 2 dtypes x 2 head dims x 4 kernels.
+  expect_all_ok(sweep("ragged", std::string(kAllCudaKernels) +
+                                    " --batch 3 --heads 4 --seq 17,1000 --head-dim 64,128 --dtype fp16,bf16 --causal 0,1"),
+                64);
+}
+
+TEST(EngineGpu, GqaMqaAndUnequalLengthsBothWays) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  expect_all_ok(sweep("gqa", std::string(kAllCudaKernels) +
+                                 " --batch 1 --heads 32 --heads-kv 4,1 --seq-q 100,300 --seq-kv 300,100 --head-dim 64 "
+                                 "--causal 0,1"),
+                2 * 2 * 2 * 2 * 4);
+}
+
+TEST(EngineGpu, SlidingWindows) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  expect_all_ok(sweep("window", std::string(kAllCudaKernels) +
+                                    " --batch 2 --heads 4 --seq 4097 --head-dim 64 --window '64,0;128,128'"),
+                2 * 4);
+}
+
+TEST(EngineGpu, LargeCaseUsesCudaReferenceAndSampledRows) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  const LoadedRun run = sweep("large", "--kernels cudnn.sdpa,cublas.unfused --batch 1 --heads 8 --seq 4096 "
+                                       "--head-dim 128 --causal 1");
+  expect_all_ok(run, 2);
+  for (const CaseResult& c : run.cases) {
+    ASSERT_TRUE(c.correctness.has_value());
+    EXPECT_NE(c.correctness->reference.find("cuda.reference"), std::string::npos);
+    ASSERT_TRUE(c.correctness->sampled_rows.has_value());
+    EXPECT_EQ(*c.correctness->sampled_rows, 48);
+    EXPECT_LE(*c.correctness->sampled_rows_rel_l2, c.correctness->tol);
+  }
+}
+
+TEST(EngineGpu, GraphsAndWarmL2ProduceConsistentTimings) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  const LoadedRun plain = sweep("plain", "--kernels cudnn.sdpa --batch 1 --heads 1 --seq 128 --head-dim 64");
+  const LoadedRun graph = sweep("graph", "--kernels cudnn.sdpa --batch 1 --heads 1 --seq 128 --head-dim 64 --graphs --l2 warm");
+  ASSERT_EQ(plain.cases.size(), 1u);
+  ASSERT_EQ(graph.cases.size(), 1u);
+  ASSERT_TRUE(graph.cases[0].timing && plain.cases[0].timing);
+  EXPECT_GT(graph.cases[0].timing->launches_per_sample, 1);
+  EXPECT_EQ(graph.run.protocol.l2, L2Mode::warm);
+  // Batched in a graph, a tiny kernel cannot look slower than launched one at a time behind an L2 flush.
+  EXPECT_LT(graph.cases[0].timing->median_ms, plain.cases[0].timing->median_ms * 1.2);
+}
+
+}  // namespace
+}  // namespace attn
