@@ -1,0 +1,219 @@
+// cuda.reference: the GPU oracle for cases too large for the CPU. Exact for every mask (the
+// DeviceMask band test), fp32 accumulation and an fp32 online softmax, any D and Dv, writes LSE.
+// One block per (b, h, 16 query rows, 128 output columns): each K/V tile staged in shared memory
+// serves 16 rows. D is walked in 64-wide slices, Dv in 128-wide blocks (grid.y), so shared memory
+// stays at ~41 KiB whatever the head size; a block with Dv > 128 recomputes the same scores.
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/reference/device_mask.hpp"
+#include "kernels/reference/device_types.cuh"
+
+namespace attn {
+
+namespace {
+
+constexpr int kRows = 16;      // query rows per block
+constexpr int kKeys = 64;      // keys per tile
+constexpr int kDimSlice = 64;  // D elements per shared-memory stage
+constexpr int kVCols = 128;    // Dv columns per block
+constexpr int kLanes = 16;     // threads per row: thread = (row = tid / 16, lane = tid % 16)
+constexpr int kThreads = kRows * kLanes;
+constexpr int kKeysPerLane = kKeys / kLanes;   // 4 scores per thread
+constexpr int kColsPerLane = kVCols / kLanes;  // 8 accumulators per thread
+constexpr std::int64_t kMaxGridY = 65535;
+
+struct RefParams {
+  DeviceMask mask;
+  unsigned heads_q, heads_kv, group;
+  std::int64_t seq_q, seq_kv;
+  std::int64_t head_dim, head_dim_v;
+  unsigned row_tiles;  // ceil(Sq / 16)
+  float scale;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    reference_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                     T* __restrict__ o, float* __restrict__ lse, RefParams p) {
+  __shared__ float q_s[kRows][kDimSlice + 1];
+  // K slice [64 keys][65] during the scores, then V tile [64 keys][128 columns].
+  __shared__ float kv_s[kKeys * kVCols];
+  __shared__ float p_s[kRows][kKeys + 1];
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int r = tid / kLanes, lane = tid % kLanes;
+  // 32-bit division (64-bit division is a called subroutine); why_not keeps grid.x under 2^31.
+  const unsigned bh = blockIdx.x / p.row_tiles;
+  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.x % p.row_tiles) * kRows;
+  const unsigned b = bh / p.heads_q, h = bh % p.heads_q, hk = h / p.group;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * kVCols;
+  const std::int64_t i = i0 + r;
+  const bool row_valid = i < p.seq_q;
+  const std::int64_t first = row_valid ? p.mask.first(i) : 0;
+  const std::int64_t last = row_valid ? p.mask.last(i) : 0;
+  // Visible ranges grow monotonically with i, so the block's keys lie in [first(i0), last(i_end)).
+  const std::int64_t i_end = (i0 + kRows < p.seq_q ? i0 + kRows : p.seq_q) - 1;
+  const std::int64_t lo = p.mask.first(i0), hi = p.mask.last(i_end);
+
+  const std::int64_t q_ld = p.heads_q * p.head_dim, k_ld = p.heads_kv * p.head_dim;
+  const std::int64_t v_ld = p.heads_kv * p.head_dim_v;
+  const T* q_base = q + (b * p.seq_q * p.heads_q + h) * p.head_dim;
+  const T* k_base = k + (b * p.seq_kv * p.heads_kv + hk) * p.head_dim;
+  const T* v_base = v + (b * p.seq_kv * p.heads_kv + hk) * p.head_dim_v;
+  const float neg_inf = -__int_as_float(0x7f800000);
+
+  float m = neg_inf, l = 0.0f;
+  float acc[kColsPerLane] = {};
+  for (std::int64_t j0 = lo; j0 < hi; j0 += kKeys) {
+    float s[kKeysPerLane] = {};
+    for (std::int64_t d0 = 0; d0 < p.head_dim; d0 += kDimSlice) {
+      __syncthreads();  // the previous users of q_s / kv_s are done
+      for (int idx = tid; idx < kRows * kDimSlice; idx += kThreads) {
+        const int rr = idx / kDimSlice, dd = idx % kDimSlice;
+        const std::int64_t ii = i0 + rr, d = d0 + dd;
+        q_s[rr][dd] = (ii < p.seq_q && d < p.head_dim) ? to_float(q_base[ii * q_ld + d]) : 0.0f;
+      }
+      for (int idx = tid; idx < kKeys * kDimSlice; idx += kThreads) {
+        const int c = idx / kDimSlice, dd = idx % kDimSlice;
+        const std::int64_t j = j0 + c, d = d0 + dd;
+        kv_s[c * (kDimSlice + 1) + dd] =
+            (j < p.seq_kv && d < p.head_dim) ? to_float(k_base[j * k_ld + d]) : 0.0f;
+      }
+      __syncthreads();
+#pragma unroll 8
+      for (int dd = 0; dd < kDimSlice; ++dd) {
+        const float qv = q_s[r][dd];
+#pragma unroll
+        for (int t = 0; t < kKeysPerLane; ++t)
+          s[t] = fmaf(qv, kv_s[(lane + kLanes * t) * (kDimSlice + 1) + dd], s[t]);
+      }
+    }
+
+    // Online softmax for row r; its 16 lanes are one half of a warp, so xor shuffles below 16 stay
+    // inside the row.
+    float tile_max = neg_inf;
+#pragma unroll
+    for (int t = 0; t < kKeysPerLane; ++t) {
+      const std::int64_t j = j0 + lane + kLanes * t;
+      s[t] = (j >= first && j < last) ? s[t] * p.scale : neg_inf;
+      tile_max = fmaxf(tile_max, s[t]);
+    }
+    for (int off = kLanes / 2; off > 0; off >>= 1)
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
+    const float m_new = fmaxf(m, tile_max);
+    float correction = 1.0f, tile_sum = 0.0f;
+    float pr[kKeysPerLane];
+    if (m_new == neg_inf) {  // nothing visible to this row yet
+#pragma unroll
+      for (int t = 0; t < kKeysPerLane; ++t) pr[t] = 0.0f;
+    } else {
+      correction = expf(m - m_new);  // 0 when m was -inf
+#pragma unroll
+      for (int t = 0; t < kKeysPerLane; ++t) {
+        pr[t] = expf(s[t] - m_new);  // 0 for masked keys
+        tile_sum += pr[t];
+      }
+    }
+    for (int off = kLanes / 2; off > 0; off >>= 1) tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, off);
+    l = l * correction + tile_sum;
+    m = m_new;
+#pragma unroll
+    for (int x = 0; x < kColsPerLane; ++x) acc[x] *= correction;
+
+    __syncthreads();  // every thread is done with the K slice before V overwrites it
+#pragma unroll
+    for (int t = 0; t < kKeysPerLane; ++t) p_s[r][lane + kLanes * t] = pr[t];
+    for (int idx = tid; idx < kKeys * kVCols; idx += kThreads) {
+      const int c = idx / kVCols, n = idx % kVCols;
+      const std::int64_t j = j0 + c, col = c0 + n;
+      kv_s[idx] = (j < p.seq_kv && col < p.head_dim_v) ? to_float(v_base[j * v_ld + col]) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int c = 0; c < kKeys; ++c) {
+      const float pc = p_s[r][c];
+#pragma unroll
+      for (int x = 0; x < kColsPerLane; ++x) acc[x] = fmaf(pc, kv_s[c * kVCols + lane + kLanes * x], acc[x]);
+    }
+  }
+
+  if (!row_valid) return;
+  const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+  T* o_row = o + ((b * p.seq_q + i) * p.heads_q + h) * p.head_dim_v;
+#pragma unroll
+  for (int x = 0; x < kColsPerLane; ++x) {
+    const std::int64_t col = c0 + lane + kLanes * x;
+    if (col < p.head_dim_v) o_row[col] = from_float<T>(acc[x] * inv_l);
+  }
+  if (lse != nullptr && blockIdx.y == 0 && lane == 0)
+    lse[static_cast<std::int64_t>(bh) * p.seq_q + i] = l > 0.0f ? m + logf(l) : neg_inf;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::string reference_why_not(const Problem& p, const Knobs&) {
+  if (p.batch * p.heads_q * ceil_div(p.seq_q, kRows) > INT_MAX)
+    return "batch*heads_q*ceil(seq_q/16) = " +
+           std::to_string(p.batch * p.heads_q * ceil_div(p.seq_q, kRows)) +
+           ": cuda.reference puts them on grid.x, at most 2^31-1";
+  if (ceil_div(p.head_dim_v, kVCols) > kMaxGridY)
+    return "head_dim_v = " + std::to_string(p.head_dim_v) +
+           ": cuda.reference puts 128-column blocks on grid.y";
+  return {};
+}
+
+class CudaReferenceKernel final : public PreparedKernel {
+ public:
+  explicit CudaReferenceKernel(const Problem& p) : m_problem(p) {}
+  bool writes_lse() const override { return true; }
+
+  void run(const AttentionArgs& a) override {
+    const auto& pr = m_problem;
+    const RefParams rp{make_device_mask(pr),
+                       static_cast<unsigned>(pr.heads_q),
+                       static_cast<unsigned>(pr.heads_kv),
+                       static_cast<unsigned>(pr.heads_q / pr.heads_kv),
+                       pr.seq_q,
+                       pr.seq_kv,
+                       pr.head_dim,
+                       pr.head_dim_v,
+                       static_cast<unsigned>(ceil_div(pr.seq_q, kRows)),
+                       a.scale};
+    const dim3 grid(static_cast<unsigned>(pr.batch * pr.heads_q * ceil_div(pr.seq_q, kRows)),
+                    static_cast<unsigned>(ceil_div(pr.head_dim_v, kVCols)));
+    auto stream = static_cast<cudaStream_t>(a.stream);
+    dispatch_dtype(pr.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      reference_kernel<T>
+          <<<grid, kThreads, 0, stream>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                          static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse, rp);
+      ATTN_CUDA_CHECK_LAUNCH("cuda.reference reference_kernel");
+    });
+  }
+
+ private:
+  Problem m_problem;
+};
+
+}  // namespace
+
+KernelSpec make_cuda_reference_spec() {
+  KernelSpec s;
+  s.id = "cuda.reference";
+  s.description = "GPU oracle: fp32 online softmax over exactly the visible keys, any D/Dv, writes LSE";
+  s.backend = Backend::cuda;
+  s.why_not = reference_why_not;
+  s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
+    return std::make_unique<CudaReferenceKernel>(p);
+  };
+  return s;
+}
+
+}  // namespace attn
