@@ -1,0 +1,304 @@
+// Parsers and formatters for the sweep axis syntax (see axis_parse.hpp and docs/presets.md).
+#include "profiling/sweep/axis_parse.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+namespace attn {
+
+const char* const kIntAxisAllowed =
+    "a list like 64,128 or a range like 320:1024:64 (start:stop:step, stop inclusive) or "
+    "512:16384:x2 (geometric), values >= 1";
+const char* const kDTypeAxisAllowed = "a list of fp16, bf16, fp32 like fp16,bf16";
+const char* const kBoolAxisAllowed = "a list of 0, 1 (or true, false) like 0,1";
+const char* const kWindowAxisAllowed =
+    "windows L,R separated by ';' like 64,0;128,128 (L or R = -1: unbounded on that side; a single "
+    "L means L,0), or none";
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(trim(s.substr(start)));
+      return parts;
+    }
+    parts.push_back(trim(s.substr(start, pos - start)));
+    start = pos + 1;
+  }
+}
+
+// Appends rather than `"'" + s + "'"`: GCC 12 at -O3 flags the latter with a false -Wrestrict.
+std::string quoted(std::string_view s) {
+  std::string r;
+  r.reserve(s.size() + 2);
+  r += '\'';
+  r += s;
+  r += '\'';
+  return r;
+}
+
+bool to_int(std::string_view s, std::int64_t& v) {
+  if (s.empty()) return false;
+  if (s.front() == '+') s.remove_prefix(1);
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+bool fail(AxisProblem& problem, std::string what, const char* allowed) {
+  problem.what = std::move(what);
+  problem.allowed = allowed;
+  return false;
+}
+
+bool push_checked(std::vector<std::int64_t>& out, std::int64_t v, AxisProblem& problem) {
+  if (out.size() >= kMaxAxisValues)
+    return fail(problem, "expands to more than " + std::to_string(kMaxAxisValues) + " values",
+                kIntAxisAllowed);
+  out.push_back(v);
+  return true;
+}
+
+bool parse_range(std::string_view item, std::vector<std::int64_t>& out, AxisProblem& problem) {
+  const auto parts = split(item, ':');
+  if (parts.size() != 3)
+    return fail(problem, quoted(item) + " is not a range: a range has three parts start:stop:step",
+                kIntAxisAllowed);
+  std::int64_t start = 0, stop = 0;
+  if (!to_int(parts[0], start))
+    return fail(problem, "range " + quoted(item) + ": start " + quoted(parts[0]) + " is not an integer",
+                kIntAxisAllowed);
+  if (!to_int(parts[1], stop))
+    return fail(problem, "range " + quoted(item) + ": stop " + quoted(parts[1]) + " is not an integer",
+                kIntAxisAllowed);
+  if (start < 1) return fail(problem, "range " + quoted(item) + ": start must be >= 1", kIntAxisAllowed);
+  if (stop < start)
+    return fail(problem,
+                "range " + quoted(item) + ": stop " + std::to_string(stop) + " is below start " +
+                    std::to_string(start),
+                kIntAxisAllowed);
+  std::string_view step_text = parts[2];
+  const bool geometric = !step_text.empty() && (step_text.front() == 'x' || step_text.front() == 'X');
+  if (geometric) step_text.remove_prefix(1);
+  std::int64_t step = 0;
+  if (!to_int(step_text, step))
+    return fail(problem, "range " + quoted(item) + ": step " + quoted(parts[2]) + " is not an integer or xK",
+                kIntAxisAllowed);
+  if (geometric) {
+    if (step < 2)
+      return fail(problem, "range " + quoted(item) + ": factor x" + std::to_string(step) + " must be >= 2",
+                  kIntAxisAllowed);
+    for (std::int64_t v = start;; v *= step) {
+      if (!push_checked(out, v, problem)) return false;
+      if (v > stop / step) break;  // next value would pass stop (or overflow)
+    }
+    return true;
+  }
+  if (step < 1)
+    return fail(problem, "range " + quoted(item) + ": step " + std::to_string(step) + " must be >= 1",
+                kIntAxisAllowed);
+  if ((stop - start) / step >= static_cast<std::int64_t>(kMaxAxisValues))
+    return fail(
+        problem,
+        "range " + quoted(item) + " expands to more than " + std::to_string(kMaxAxisValues) + " values",
+        kIntAxisAllowed);
+  for (std::int64_t v = start;; v += step) {
+    if (!push_checked(out, v, problem)) return false;
+    if (v > stop - step) break;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string format_field_error(std::string_view field, std::string_view value, const AxisProblem& p) {
+  if (field.starts_with("--"))
+    return std::string(field) + " " + quoted(value) + ": " + p.what + "; expected " + p.allowed;
+  return "field " + quoted(field) + " = " + quoted(value) + ": " + p.what + "; allowed: " + p.allowed;
+}
+
+bool try_parse_int_axis(std::string_view text, std::vector<std::int64_t>& out, AxisProblem& problem) {
+  out.clear();
+  if (trim(text).empty()) return fail(problem, "no values", kIntAxisAllowed);
+  for (std::string_view item : split(text, ',')) {
+    if (item.empty()) return fail(problem, "empty item in the list", kIntAxisAllowed);
+    if (item.find(':') != std::string_view::npos) {
+      if (!parse_range(item, out, problem)) return false;
+      continue;
+    }
+    std::int64_t v = 0;
+    if (!to_int(item, v)) return fail(problem, quoted(item) + " is not an integer", kIntAxisAllowed);
+    if (v < 1) return fail(problem, std::to_string(v) + " is below 1", kIntAxisAllowed);
+    if (!push_checked(out, v, problem)) return false;
+  }
+  return true;
+}
+
+bool try_parse_dtype_axis(std::string_view text, std::vector<DType>& out, AxisProblem& problem) {
+  out.clear();
+  if (trim(text).empty()) return fail(problem, "no values", kDTypeAxisAllowed);
+  for (std::string_view item : split(text, ',')) {
+    if (item.empty()) return fail(problem, "empty item in the list", kDTypeAxisAllowed);
+    const auto d = parse_dtype(lower(item));
+    if (!d) return fail(problem, quoted(item) + " is not a dtype", kDTypeAxisAllowed);
+    out.push_back(*d);
+  }
+  return true;
+}
+
+bool try_parse_bool_axis(std::string_view text, std::vector<int>& out, AxisProblem& problem) {
+  out.clear();
+  if (trim(text).empty()) return fail(problem, "no values", kBoolAxisAllowed);
+  for (std::string_view item : split(text, ',')) {
+    if (item.empty()) return fail(problem, "empty item in the list", kBoolAxisAllowed);
+    const std::string l = lower(item);
+    if (l == "1" || l == "true" || l == "on" || l == "yes") {
+      out.push_back(1);
+    } else if (l == "0" || l == "false" || l == "off" || l == "no") {
+      out.push_back(0);
+    } else {
+      return fail(problem, quoted(item) + " is not 0 or 1", kBoolAxisAllowed);
+    }
+  }
+  return true;
+}
+
+bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem) {
+  text = trim(text);
+  if (text.empty()) return fail(problem, "empty window", kWindowAxisAllowed);
+  if (lower(text) == "none") {
+    out = Window{};
+    return true;
+  }
+  const auto sides = split(text, ',');
+  if (sides.size() > 2)
+    return fail(problem,
+                "window " + quoted(text) + " has " + std::to_string(sides.size()) + " numbers, not 1 or 2",
+                kWindowAxisAllowed);
+  std::int64_t side[2] = {0, 0};  // a single L means (L, 0)
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    if (!to_int(sides[i], side[i]))
+      return fail(problem, "window " + quoted(text) + ": " + quoted(sides[i]) + " is not an integer",
+                  kWindowAxisAllowed);
+    if (side[i] < -1)
+      return fail(problem, "window " + quoted(text) + ": " + std::to_string(side[i]) + " is below -1",
+                  kWindowAxisAllowed);
+  }
+  if (sides.size() == 1 && side[0] == -1) side[1] = -1;  // "-1" alone reads as no window
+  out = Window{side[0], side[1]};
+  return true;
+}
+
+bool try_parse_window_axis(std::string_view text, std::vector<Window>& out, AxisProblem& problem) {
+  out.clear();
+  if (trim(text).empty()) return fail(problem, "no values", kWindowAxisAllowed);
+  for (std::string_view item : split(text, ';')) {
+    Window w;
+    if (!try_parse_window(item, w, problem)) return false;
+    if (out.size() >= kMaxAxisValues)
+      return fail(problem, "more than " + std::to_string(kMaxAxisValues) + " windows", kWindowAxisAllowed);
+    out.push_back(w);
+  }
+  return true;
+}
+
+std::vector<std::int64_t> parse_int_axis(std::string_view text, std::string_view field) {
+  std::vector<std::int64_t> out;
+  AxisProblem p;
+  if (!try_parse_int_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
+std::vector<DType> parse_dtype_axis(std::string_view text, std::string_view field) {
+  std::vector<DType> out;
+  AxisProblem p;
+  if (!try_parse_dtype_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
+std::vector<int> parse_bool_axis(std::string_view text, std::string_view field) {
+  std::vector<int> out;
+  AxisProblem p;
+  if (!try_parse_bool_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
+std::vector<Window> parse_window_axis(std::string_view text, std::string_view field) {
+  std::vector<Window> out;
+  AxisProblem p;
+  if (!try_parse_window_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
+std::int64_t parse_int_value(std::string_view text, std::string_view field, std::int64_t min_value) {
+  std::int64_t v = 0;
+  const std::string allowed = "an integer >= " + std::to_string(min_value);
+  if (!to_int(trim(text), v))
+    throw SpecError(format_field_error(field, text, {quoted(trim(text)) + " is not an integer", allowed}));
+  if (v < min_value)
+    throw SpecError(format_field_error(
+        field, text, {std::to_string(v) + " is below " + std::to_string(min_value), allowed}));
+  return v;
+}
+
+bool parse_bool_value(std::string_view text, std::string_view field) {
+  const auto v = parse_bool_axis(text, field);
+  if (v.size() != 1)
+    throw SpecError(
+        format_field_error(field, text, {"expects one value, got " + std::to_string(v.size()), "0 or 1"}));
+  return v.front() != 0;
+}
+
+std::string format_int_axis(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+std::string format_dtype_axis(const std::vector<DType>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += to_string(v[i]);
+  }
+  return s;
+}
+
+std::string format_bool_axis(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += v[i] != 0 ? '1' : '0';
+  }
+  return s;
+}
+
+std::string format_window_axis(const std::vector<Window>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ';';
+    s += v[i].active() ? std::to_string(v[i].left) + "," + std::to_string(v[i].right) : "none";
+  }
+  return s;
+}
+
+}  // namespace attn

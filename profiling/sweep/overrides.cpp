@@ -1,0 +1,146 @@
+// Applies CLI/GUI overrides to a SweepSpec (see overrides.hpp).
+#include "profiling/sweep/overrides.hpp"
+
+#include <algorithm>
+
+#include "kernels/registry.hpp"
+#include "profiling/sweep/axis_parse.hpp"
+#include "profiling/sweep/preset.hpp"
+#include "profiling/sweep/protocol_fields.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string registered_ids() {
+  std::string list;
+  for (const auto& k : kernel_registry()) list += (list.empty() ? "" : ", ") + k.id;
+  return list;
+}
+
+std::vector<std::string> parse_kernel_list(const std::string& text) {
+  std::vector<std::string> ids;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string id = text.substr(start, end - start);
+    id.erase(0, id.find_first_not_of(" \t"));
+    id.erase(id.find_last_not_of(" \t") + 1);
+    const AxisProblem expected{"", "registered kernel ids separated by commas, from: " + registered_ids()};
+    if (id.empty())
+      throw SpecError(
+          format_field_error("--kernels", text, {"empty kernel id in the list", expected.allowed}));
+    if (!find_kernel(id)) {
+      std::string what = "unknown kernel '" + id + "'";
+      if (!built_with_cuda()) what += " (this build has no CUDA kernels)";
+      throw SpecError(format_field_error("--kernels", text, {what, expected.allowed}));
+    }
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    start = end + 1;
+  }
+  return ids;
+}
+
+template <class T, class F>
+void set_axis(SweepSpec& spec, const std::optional<std::string>& text, const char* flag, F parse,
+              std::vector<T> SweepGroup::*axis) {
+  if (!text) return;
+  const std::vector<T> values = parse(*text, flag);
+  for (auto& g : spec.groups) g.*axis = values;
+}
+
+}  // namespace
+
+void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
+  if (o.batch && o.tokens)
+    throw SpecError("--batch and --tokens set the same axis (batch = tokens / seq); give one");
+  if (o.heads && o.hidden)
+    throw SpecError("--heads and --hidden set the same axis (heads = hidden / head_dim); give one");
+  if (o.seq && o.seq_q) throw SpecError("--seq and --seq-q set the same axis; give one");
+  if (o.any_axis() && spec.groups.empty()) spec.groups.emplace_back();
+
+  set_axis(spec, o.batch, "--batch", parse_int_axis, &SweepGroup::batch);
+  set_axis(spec, o.heads, "--heads", parse_int_axis, &SweepGroup::heads);
+  set_axis(spec, o.heads_kv, "--heads-kv", parse_int_axis, &SweepGroup::heads_kv);
+  set_axis(spec, o.seq, "--seq", parse_int_axis, &SweepGroup::seq_q);
+  set_axis(spec, o.seq_q, "--seq-q", parse_int_axis, &SweepGroup::seq_q);
+  set_axis(spec, o.seq_kv, "--seq-kv", parse_int_axis, &SweepGroup::seq_kv);
+  set_axis(spec, o.head_dim, "--head-dim", parse_int_axis, &SweepGroup::head_dim);
+  set_axis(spec, o.head_dim_v, "--head-dim-v", parse_int_axis, &SweepGroup::head_dim_v);
+  set_axis(spec, o.dtype, "--dtype", parse_dtype_axis, &SweepGroup::dtype);
+  set_axis(spec, o.causal, "--causal", parse_bool_axis, &SweepGroup::causal);
+  set_axis(spec, o.window, "--window", parse_window_axis, &SweepGroup::window);
+  if (o.seq && !o.seq_kv)
+    for (auto& g : spec.groups) g.seq_kv.clear();  // square: seq_kv defaults to seq_q
+  if (o.batch)
+    for (auto& g : spec.groups) g.tokens.reset();
+  if (o.heads)
+    for (auto& g : spec.groups) g.hidden.reset();
+  if (o.tokens) {
+    const std::int64_t t = parse_int_value(*o.tokens, "--tokens", 1);
+    for (auto& g : spec.groups) g.tokens = t, g.batch.clear();
+  }
+  if (o.hidden) {
+    const std::int64_t h = parse_int_value(*o.hidden, "--hidden", 1);
+    for (auto& g : spec.groups) g.hidden = h, g.heads.clear();
+  }
+
+  if (o.kernels) {
+    spec.kernels = parse_kernel_list(*o.kernels);
+    // A preset's baseline that the new list drops no longer applies.
+    if (std::find(spec.kernels.begin(), spec.kernels.end(), spec.baseline) == spec.kernels.end())
+      spec.baseline.clear();
+  }
+  if (o.baseline) {
+    if (std::find(spec.kernels.begin(), spec.kernels.end(), *o.baseline) == spec.kernels.end()) {
+      std::string list;
+      for (const auto& k : spec.kernels) list += (list.empty() ? "" : ", ") + k;
+      throw SpecError(
+          format_field_error("--baseline", *o.baseline,
+                             {"not one of the kernels of this run", list.empty() ? "(no kernels)" : list}));
+    }
+    spec.baseline = *o.baseline;
+  }
+  if (o.backend) {
+    const auto b = parse_backend(*o.backend);
+    if (!b) throw SpecError(format_field_error("--backend", *o.backend, {"unknown backend", "cpu or cuda"}));
+    spec.backend = *b;
+  }
+  if (o.out) {
+    if (o.out->empty()) throw SpecError(format_field_error("--out", *o.out, {"empty path", "a directory"}));
+    spec.out_dir = *o.out;
+  }
+  if (o.force) spec.force = parse_bool_value(*o.force, "--force");
+
+  const std::pair<const std::optional<std::string>*, const char*> protocol_flags[] = {
+      {&o.warmup_ms, "warmup_ms"},   {&o.min_samples, "min_samples"}, {&o.max_samples, "max_samples"},
+      {&o.max_time_s, "max_time_s"}, {&o.noise, "noise_pct"},         {&o.l2, "l2"},
+      {&o.graphs, "graphs"},         {&o.graph_batch, "graph_batch"}, {&o.seed, "seed"},
+  };
+  for (const auto& [text, key] : protocol_flags) {
+    if (!*text) continue;
+    AxisProblem problem;
+    if (!try_set_protocol_field(spec.protocol, key, **text, problem))
+      throw SpecError(format_field_error(find_protocol_field(key)->flag, **text, problem));
+  }
+  if (o.no_check) spec.protocol.check = !parse_bool_value(*o.no_check, "--no-check");
+  if (const std::string c = protocol_consistency_problem(spec.protocol); !c.empty())
+    throw SpecError("--min-samples/--max-samples: " + c + " (after applying the preset's [protocol])");
+}
+
+SweepSpec spec_from_overrides(const SweepOverrides& o, const std::filesystem::path& presets_dir,
+                              std::string_view default_preset) {
+  SweepSpec spec;
+  const std::string name = o.preset ? *o.preset : std::string(default_preset);
+  if (!name.empty()) {
+    spec = load_preset(resolve_preset(name, presets_dir));
+  } else {
+    spec.source = "command line";
+    spec.name = "command-line";
+  }
+  apply_overrides(spec, o);
+  return spec;
+}
+
+}  // namespace attn

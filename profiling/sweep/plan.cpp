@@ -1,0 +1,190 @@
+// Expands a SweepSpec into cases (see plan.hpp).
+#include "profiling/sweep/plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_set>
+
+#include "kernels/registry.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string registered_ids() {
+  std::string list;
+  for (const auto& k : kernel_registry()) list += (list.empty() ? "" : ", ") + k.id;
+  if (!built_with_cuda())
+    list += " (this build has no CUDA kernels: configure with -DATTNSCOPE_ENABLE_CUDA=ON)";
+  return list;
+}
+
+// An axis with its default filled in: `fallback` when the group leaves it empty.
+template <class T>
+std::vector<T> or_default(const std::vector<T>& axis, T fallback) {
+  return axis.empty() ? std::vector<T>{fallback} : axis;
+}
+
+[[noreturn]] void too_many_cases(const std::string& where) {
+  throw SpecError(where + ": the sweep expands to more than " + std::to_string(kMaxPlannedCases) +
+                  " cases; narrow an axis");
+}
+
+std::size_t checked_product(std::size_t acc, std::size_t n, const std::string& where) {
+  if (n != 0 && acc > kMaxPlannedCases / n) too_many_cases(where);
+  return acc * n;
+}
+
+}  // namespace
+
+Knobs default_knobs(const KernelSpec& k) {
+  Knobs knobs;
+  for (const auto& s : k.knobs) knobs[s.name] = s.default_value;
+  return knobs;
+}
+
+std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, const Problem& p) {
+  std::string t = "case.v1|kernel=" + kernel + "|knobs=";
+  bool first = true;
+  for (const auto& [name, value] : knobs) {  // std::map: sorted by name
+    t += (first ? "" : ",") + name + ":" + std::to_string(value);
+    first = false;
+  }
+  t += "|b=" + std::to_string(p.batch) + "|hq=" + std::to_string(p.heads_q) +
+       "|hkv=" + std::to_string(p.heads_kv) + "|sq=" + std::to_string(p.seq_q) +
+       "|sk=" + std::to_string(p.seq_kv) + "|d=" + std::to_string(p.head_dim) +
+       "|dv=" + std::to_string(p.head_dim_v) + "|dtype=" + std::string(to_string(p.dtype)) +
+       "|causal=" + (p.causal ? "1" : "0") + "|window=" + std::to_string(p.window.left) + "," +
+       std::to_string(p.window.right) + "|layout=bshd";
+  return t;
+}
+
+std::string make_case_id(const std::string& kernel, const Knobs& knobs, const Problem& p) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  for (const unsigned char c : canonical_case_text(kernel, knobs, p)) {
+    h ^= c;
+    h *= 1099511628211ull;  // FNV-1a 64 prime
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
+  const std::string where = spec.source.empty() ? std::string("sweep") : spec.source;
+  if (spec.kernels.empty())
+    throw SpecError(where + ": no kernels to run; set kernels = [...] in the preset or pass --kernels " +
+                    "(registered: " + registered_ids() + ")");
+  std::vector<const KernelSpec*> kernels;
+  for (const auto& id : spec.kernels) {
+    const KernelSpec* k = find_kernel(id);
+    if (!k) throw SpecError(where + ": unknown kernel '" + id + "'; registered: " + registered_ids());
+    kernels.push_back(k);
+  }
+  if (!spec.baseline.empty() &&
+      std::find(spec.kernels.begin(), spec.kernels.end(), spec.baseline) == spec.kernels.end())
+    throw SpecError(where + ": baseline '" + spec.baseline + "' is not one of the kernels of this run");
+  if (spec.groups.empty())
+    throw SpecError(where +
+                    ": no sweep axes; add a [sweep] table to the preset or pass --batch, --heads, "
+                    "--seq and --head-dim");
+
+  std::vector<Knobs> knobs;
+  for (const KernelSpec* k : kernels) knobs.push_back(default_knobs(*k));
+  const DType default_dtype = backend == Backend::cpu ? DType::fp32 : DType::fp16;
+
+  std::vector<Case> cases;
+  std::unordered_set<std::string> seen;
+  std::size_t total = 0;
+  for (std::size_t gi = 0; gi < spec.groups.size(); ++gi) {
+    const SweepGroup& g = spec.groups[gi];
+    const std::string gw = where + ": group[" + std::to_string(gi) + "]";
+    auto require = [&](bool ok, const char* what, const char* how) {
+      if (!ok) throw SpecError(gw + ": no " + what + " values; set " + how);
+    };
+    require(!g.batch.empty() || g.tokens, "batch", "batch (or tokens) in the preset, or pass --batch");
+    require(!g.heads.empty() || g.hidden, "heads", "heads (or hidden) in the preset, or pass --heads");
+    require(!g.seq_q.empty(), "seq", "seq (or seq_q) in the preset, or pass --seq");
+    require(!g.head_dim.empty(), "head_dim", "head_dim in the preset, or pass --head-dim");
+
+    // A derived axis (tokens, hidden) stands as one placeholder value 0, resolved per problem.
+    const auto batch = g.tokens ? std::vector<std::int64_t>{0} : g.batch;
+    const auto heads = g.hidden ? std::vector<std::int64_t>{0} : g.heads;
+    const auto heads_kv = or_default<std::int64_t>(g.heads_kv, 0);      // 0 = same as heads
+    const auto seq_kv = or_default<std::int64_t>(g.seq_kv, 0);          // 0 = same as seq_q
+    const auto head_dim_v = or_default<std::int64_t>(g.head_dim_v, 0);  // 0 = same as head_dim
+    const auto dtype = or_default(g.dtype, default_dtype);
+    const auto causal = or_default(g.causal, 0);
+    const auto window = or_default(g.window, Window{});
+
+    std::size_t n = 1;
+    for (std::size_t s :
+         {dtype.size(), causal.size(), window.size(), batch.size(), heads.size(), heads_kv.size(),
+          g.head_dim.size(), head_dim_v.size(), g.seq_q.size(), seq_kv.size(), kernels.size()})
+      n = checked_product(n, s, gw);
+    total += n;
+    if (total > kMaxPlannedCases) too_many_cases(where);
+
+    for (const DType dt : dtype)
+      for (const int c : causal)
+        for (const Window& w : window)
+          for (const std::int64_t b : batch)
+            for (const std::int64_t h : heads)
+              for (const std::int64_t hkv : heads_kv)
+                for (const std::int64_t d : g.head_dim)
+                  for (const std::int64_t dv : head_dim_v)
+                    for (const std::int64_t sq : g.seq_q)
+                      for (const std::int64_t sk : seq_kv) {
+                        Problem p;
+                        p.dtype = dt;
+                        p.causal = c != 0;
+                        p.window = w;
+                        p.seq_q = sq;
+                        p.seq_kv = sk ? sk : sq;
+                        p.head_dim = d;
+                        p.head_dim_v = dv ? dv : d;
+                        if (g.tokens) {
+                          if (*g.tokens % sq != 0)
+                            throw SpecError(gw + ": tokens = " + std::to_string(*g.tokens) +
+                                            " is not divisible by seq_q = " + std::to_string(sq) +
+                                            " (batch = tokens / seq_q); pick seq values that divide tokens");
+                          p.batch = *g.tokens / sq;
+                        } else {
+                          p.batch = b;
+                        }
+                        if (g.hidden) {
+                          if (*g.hidden % d != 0)
+                            throw SpecError(
+                                gw + ": hidden = " + std::to_string(*g.hidden) +
+                                " is not divisible by head_dim = " + std::to_string(d) +
+                                " (heads = hidden / head_dim); pick head_dim values that divide hidden");
+                          p.heads_q = *g.hidden / d;
+                        } else {
+                          p.heads_q = h;
+                        }
+                        p.heads_kv = hkv ? hkv : p.heads_q;
+                        const std::string invalid = p.validate();
+                        for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+                          const KernelSpec& k = *kernels[ki];
+                          Case cs;
+                          cs.kernel = k.id;
+                          cs.knobs = knobs[ki];
+                          cs.problem = p;
+                          cs.case_id = make_case_id(cs.kernel, cs.knobs, p);
+                          if (!seen.insert(cs.case_id).second) continue;
+                          if (!invalid.empty()) {
+                            cs.skip_reason = invalid;
+                          } else if (k.backend != backend) {
+                            cs.skip_reason = "needs the " + std::string(to_string(k.backend)) +
+                                             " backend; this run uses " + std::string(to_string(backend));
+                          } else if (k.why_not) {
+                            cs.skip_reason = k.why_not(p, cs.knobs);
+                          }
+                          cases.push_back(std::move(cs));
+                        }
+                      }
+  }
+  return cases;
+}
+
+}  // namespace attn
