@@ -67,8 +67,8 @@ struct ProblemState {
   std::string reference;
   std::vector<RowIndex> rows;   // sampled rows (large cases only)
   std::vector<double> rows_ref;  // cpu.reference on those rows, [rows, Dv]
+  bool has_reference = false;
   std::optional<double> cudnn_rel_l2;
-  std::string cudnn_note;
 };
 
 class CudaEngine final : public CaseEngine {
@@ -197,6 +197,7 @@ class CudaEngine final : public CaseEngine {
 
     if (m_protocol.check) {
       const std::vector<float> out = download(m_case.o, p.dtype, static_cast<std::size_t>(p.o_elems()));
+      ensure_reference(p);
       std::vector<float> lse;
       if (writes_lse) lse = download(m_case.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()));
       const double* cudnn = m_state.cudnn_rel_l2 && c.kernel != "cudnn.sdpa" ? &*m_state.cudnn_rel_l2 : nullptr;
@@ -258,7 +259,7 @@ class CudaEngine final : public CaseEngine {
     return d;
   }
 
-  // Inputs, reference output and the cuDNN error bar of one problem, computed once for all its kernels.
+  // Inputs of one problem, shared by all its kernels.
   void ensure_problem(const Problem& p) {
     if (m_state.valid && m_state.problem == p) return;
     m_state = ProblemState{};
@@ -267,11 +268,16 @@ class CudaEngine final : public CaseEngine {
     m_state.q = upload(m_state.host.q, p.dtype);
     m_state.k = upload(m_state.host.k, p.dtype);
     m_state.v = upload(m_state.host.v, p.dtype);
-    if (m_protocol.check) {
-      compute_reference(p);
-      measure_cudnn_error(p);
-    }
     m_state.valid = true;
+  }
+
+  // The reference output and cuDNN's error bar, computed on first use after the kernel under test
+  // has its buffers: a case that does not fit reports `oom` without paying for a reference first.
+  void ensure_reference(const Problem& p) {
+    if (m_state.has_reference) return;
+    compute_reference(p);
+    measure_cudnn_error(p);
+    m_state.has_reference = true;
   }
 
   void compute_reference(const Problem& p) {

@@ -129,5 +129,18 @@ TEST(EngineGpu, GraphsAndWarmL2ProduceConsistentTimings) {
   EXPECT_LT(graph.cases[0].timing->median_ms, plain.cases[0].timing->median_ms * 1.2);
 }
 
+TEST(EngineGpu, CaseThatDoesNotFitIsOomAndTheSweepGoesOn) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  // naive.unfused materialises S: 16 x 65536^2 fp32 = 256 GiB of workspace; cudnn.sdpa needs none.
+  const LoadedRun run = sweep("oom", "--kernels naive.unfused,cudnn.sdpa --batch 1 --heads 16 --seq 65536 "
+                                     "--head-dim 16 --max-time-s 0.02");
+  ASSERT_EQ(run.cases.size(), 2u);
+  EXPECT_EQ(run.cases[0].kernel, "naive.unfused");
+  EXPECT_EQ(run.cases[0].status, Status::oom) << run.cases[0].reason;
+  EXPECT_NE(run.cases[0].reason.find("cudaMalloc"), std::string::npos) << run.cases[0].reason;
+  EXPECT_EQ(run.cases[1].status, Status::ok) << run.cases[1].reason;
+}
+
 }  // namespace
 }  // namespace attn
