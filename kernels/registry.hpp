@@ -13,4 +13,11 @@ const KernelSpec* find_kernel(std::string_view id);
 // Whether this build carries CUDA kernels at all.
 bool built_with_cuda();
 
+// Adds the debug kernels (debug.fault, debug.hang, debug.oom, debug.wrong; kernels/debug/) of
+// `backend` to what find_kernel() sees; kernel_registry() keeps listing the shipped kernels only.
+// Call before planning, from one thread. Calling again with the same backend does nothing; with
+// the other backend it throws std::logic_error (their ids would collide).
+void register_debug_kernels(Backend backend);
+bool debug_kernels_registered();
+
 }  // namespace attn

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace attn {
@@ -26,6 +27,9 @@ struct Protocol {
   int graph_batch = 0;       // launches per graph; 0 = choose so a sample lasts about 1 ms
   std::uint64_t seed = 42;
   bool check = true;  // run the correctness check before timing
+  // CUPTI metrics pass after timing (docs/metrics.md): "default", "none", "+name,..." (default
+  // set plus names) or "name,..." (only those). Syntax in profiling/metrics.hpp.
+  std::string metrics = "default";
 };
 
 }  // namespace attn

@@ -1,7 +1,9 @@
 // In-memory form of the attnscope.result.v1 records (DESIGN.md "Result records"). Optional
 // fields stay std::nullopt when not measured: a writer omits them, never writes a fake zero.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +43,55 @@ struct Correctness {
 
 struct Clocks {
   std::optional<double> sm_mhz, mem_mhz, temp_c, power_w;
+  // NVML clock-event reasons seen while timing (bitmask, idle and application-setting bits
+  // dropped) and whether the SM clock fell below 90% of its first reading.
+  std::optional<std::uint64_t> throttle_mask;
+  std::optional<bool> clocks_dropped;
+  std::optional<double> sm_mhz_min;  // lowest SM clock sampled [MHz]
+};
+
+// One kernel launch of a case, from CUPTI activity records (ours and library kernels alike).
+struct LaunchStats {
+  std::string name;  // demangled
+  std::array<std::int64_t, 3> grid{}, block{};
+  int regs = 0;                        // registers per thread
+  std::int64_t smem_static = 0;        // [B] per block
+  std::int64_t smem_dynamic = 0;       // [B] per block
+  std::int64_t local_bytes = 0;        // [B] local memory per thread (register spills, stack)
+  std::optional<std::int64_t> smem_config;       // [B] shared memory carve-out it ran with
+  std::optional<double> occupancy_theoretical;   // [%] of the SM's warp slots
+};
+
+// Hardware metrics of one kernel (or the aggregate of a case's kernels), from the CUPTI range
+// profiler. Each field is absent when its metric was not collected or came back NaN.
+struct KernelMetrics {
+  std::string name;  // kernel name; empty for the aggregate
+  std::optional<double> sm_throughput_pct, dram_throughput_pct, l2_throughput_pct, tensor_pipe_pct,
+      achieved_occupancy_pct;  // [%]
+  std::optional<double> dram_bytes, dram_bytes_read, dram_bytes_write;  // [B]
+  std::optional<double> tensor_flops;        // FLOPs on the tensor cores (an FMA counts 2)
+  std::optional<double> tensor_pct_of_peak;  // [%] of the dense (sparsity off) tensor peak
+  std::optional<double> gpu_time_ns;         // [ns] gpu__time_duration.sum
+  std::map<std::string, double> extra;       // metrics added with --metrics, by catalogue name
+};
+
+struct CaseMetrics {
+  KernelMetrics aggregate;  // counters summed, percentages weighted by each kernel's gpu time
+  std::vector<KernelMetrics> kernels;  // one row per launch, in launch order
+  int passes = 0;                      // replay passes per kernel
+  double wall_s = 0;                   // [s] host time of the metrics pass
+};
+
+// Roofline placement of a case (profiling/roofline.hpp computes it).
+struct Roofline {
+  double algorithmic_intensity = 0;              // [FLOP/B] flops / min_bytes
+  std::optional<double> achieved_intensity;      // [FLOP/B] flops / measured DRAM bytes
+  double peak_tflops = 0, peak_gbps = 0;         // the ceilings used
+  std::string peak_source;                       // "measured" | "datasheet"
+  double ridge_intensity = 0;                    // [FLOP/B] where the two ceilings meet
+  double attainable_tflops = 0;                  // at the achieved intensity, else the algorithmic
+  std::optional<double> pct_of_roofline;         // [%] achieved TFLOPS / attainable
+  std::string bound;                             // "memory" | "compute"
 };
 
 struct CaseResult {
@@ -59,6 +110,13 @@ struct CaseResult {
   std::string nvtx_range;
   std::optional<Clocks> clocks;
   double wall_s = 0;  // [s] host time spent on the case: set-up, check, timing
+  std::vector<LaunchStats> launch;  // every kernel one run of the case launches
+  std::optional<CaseMetrics> metrics;
+  // "" = not attempted (cpu backend, case not ok); "ok"; "off" (--metrics none); "unavailable"
+  // (no CUPTI, no permission, under ncu/nsys); "failed" (this case only). Reason says why.
+  std::string metrics_status, metrics_reason;
+  std::optional<Roofline> roofline;
+  std::string ncu_command;  // profiles this one case with Nsight Compute, selected by NVTX range
 };
 
 struct GpuInfo {
@@ -75,6 +133,9 @@ struct GpuInfo {
 struct Peaks {
   std::optional<double> tensor_tflops_measured, dram_gbps_measured;
   std::optional<double> tensor_tflops_datasheet, dram_gbps_datasheet;
+  // Measured per dtype (dense cuBLAS GEMM); tensor_tflops_measured is the larger of the two.
+  std::optional<double> tensor_tflops_fp16_measured, tensor_tflops_bf16_measured;
+  std::string measured_at;  // UTC ISO-8601 of the measurement (cached per GPU)
 };
 
 struct RunInfo {
@@ -93,6 +154,11 @@ struct RunInfo {
   Protocol protocol;
   Peaks peaks;
   std::string baseline;  // kernel id speedups refer to, if any
+  // CUPTI metrics of this run: the catalogue names collected and the replay passes per kernel;
+  // or, when unavailable, why (said once per run, not per case).
+  std::vector<std::string> metrics_names;
+  std::optional<int> metrics_passes;
+  std::string metrics_status, metrics_reason;
 };
 
 }  // namespace attn

@@ -2,10 +2,12 @@
 // non-finite doubles as strings, strict types with the field path in every error.
 #include "reports/result_json.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 
 namespace attn {
 
@@ -136,16 +138,35 @@ void check_record(const json& j, std::string_view want) {
 
 // ---- sub-objects ----------------------------------------------------------------------------
 
+// NVML clock-event reason bits, named as nvml.h does (nvmlClocksEventReason*).
+constexpr std::pair<std::uint64_t, const char*> kThrottleNames[] = {
+    {0x4, "sw_power_cap"},         {0x8, "hw_slowdown"},          {0x10, "sync_boost"},
+    {0x20, "sw_thermal_slowdown"}, {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},
+    {0x100, "display_clock_setting"},
+};
+
 json clocks_json(const Clocks& c) {
   json j = json::object();
   put_opt(j, "sm_mhz", c.sm_mhz);
   put_opt(j, "mem_mhz", c.mem_mhz);
   put_opt(j, "temp_c", c.temp_c);
   put_opt(j, "power_w", c.power_w);
+  put_opt(j, "sm_mhz_min", c.sm_mhz_min);
+  if (c.clocks_dropped) j["clocks_dropped"] = *c.clocks_dropped;
+  if (c.throttle_mask) {
+    j["throttle_mask"] = *c.throttle_mask;
+    json names = json::array();  // derived from the mask, for readers; not read back
+    for (const auto& [bit, name] : kThrottleNames)
+      if (*c.throttle_mask & bit) names.push_back(name);
+    j["throttle_reasons"] = std::move(names);
+  }
   return j;
 }
 
-bool clocks_empty(const Clocks& c) { return !c.sm_mhz && !c.mem_mhz && !c.temp_c && !c.power_w; }
+bool clocks_empty(const Clocks& c) {
+  return !c.sm_mhz && !c.mem_mhz && !c.temp_c && !c.power_w && !c.sm_mhz_min && !c.clocks_dropped &&
+         !c.throttle_mask;
+}
 
 Clocks clocks_from(const json& j, const std::string& path) {
   require_object(j, path);
@@ -154,7 +175,145 @@ Clocks clocks_from(const json& j, const std::string& path) {
   c.mem_mhz = opt_double(j, "mem_mhz", path);
   c.temp_c = opt_double(j, "temp_c", path);
   c.power_w = opt_double(j, "power_w", path);
+  c.sm_mhz_min = opt_double(j, "sm_mhz_min", path);
+  if (const json* d = find(j, "clocks_dropped")) c.clocks_dropped = as_bool(*d, child(path, "clocks_dropped"));
+  if (const json* m = find(j, "throttle_mask")) {
+    const std::int64_t v = as_int64(*m, child(path, "throttle_mask"));
+    if (v < 0) fail(child(path, "throttle_mask"), "expected a non-negative bitmask");
+    c.throttle_mask = static_cast<std::uint64_t>(v);
+  }
   return c;
+}
+
+// ---- launch statistics, metrics, roofline ----------------------------------------------------
+
+json launch_json(const LaunchStats& l) {
+  json j = {{"name", l.name},
+            {"grid", json::array({l.grid[0], l.grid[1], l.grid[2]})},
+            {"block", json::array({l.block[0], l.block[1], l.block[2]})},
+            {"regs", l.regs},
+            {"smem_static", l.smem_static},
+            {"smem_dynamic", l.smem_dynamic},
+            {"local_bytes", l.local_bytes}};
+  put_opt(j, "smem_config", l.smem_config);
+  put_opt(j, "occupancy_theoretical", l.occupancy_theoretical);
+  return j;
+}
+
+std::array<std::int64_t, 3> dim3_from(const json& j, const std::string& path) {
+  if (!j.is_array() || j.size() != 3) fail(path, "expected [x, y, z], got " + j.dump());
+  return {as_int64(j[0], path + "[0]"), as_int64(j[1], path + "[1]"), as_int64(j[2], path + "[2]")};
+}
+
+LaunchStats launch_from(const json& j, const std::string& path) {
+  require_object(j, path);
+  LaunchStats l;
+  get_string(j, "name", path, l.name);
+  if (const json* g = find(j, "grid")) l.grid = dim3_from(*g, child(path, "grid"));
+  if (const json* b = find(j, "block")) l.block = dim3_from(*b, child(path, "block"));
+  get_int(j, "regs", path, l.regs);
+  get_int64(j, "smem_static", path, l.smem_static);
+  get_int64(j, "smem_dynamic", path, l.smem_dynamic);
+  get_int64(j, "local_bytes", path, l.local_bytes);
+  l.smem_config = opt_int64(j, "smem_config", path);
+  l.occupancy_theoretical = opt_double(j, "occupancy_theoretical", path);
+  return l;
+}
+
+// The named fields of KernelMetrics, in record order.
+constexpr std::pair<const char*, std::optional<double> KernelMetrics::*> kMetricFields[] = {
+    {"sm_throughput_pct", &KernelMetrics::sm_throughput_pct},
+    {"dram_throughput_pct", &KernelMetrics::dram_throughput_pct},
+    {"dram_bytes", &KernelMetrics::dram_bytes},
+    {"dram_bytes_read", &KernelMetrics::dram_bytes_read},
+    {"dram_bytes_write", &KernelMetrics::dram_bytes_write},
+    {"l2_throughput_pct", &KernelMetrics::l2_throughput_pct},
+    {"tensor_pipe_pct", &KernelMetrics::tensor_pipe_pct},
+    {"achieved_occupancy_pct", &KernelMetrics::achieved_occupancy_pct},
+    {"tensor_flops", &KernelMetrics::tensor_flops},
+    {"tensor_pct_of_peak", &KernelMetrics::tensor_pct_of_peak},
+    {"gpu_time_ns", &KernelMetrics::gpu_time_ns},
+};
+
+void put_kernel_metrics(json& j, const KernelMetrics& k) {
+  for (const auto& [key, field] : kMetricFields) put_opt(j, key, k.*field);
+  if (!k.extra.empty()) {
+    json extra = json::object();
+    for (const auto& [name, v] : k.extra) extra[name] = number(v);
+    j["extra"] = std::move(extra);
+  }
+}
+
+void get_kernel_metrics(const json& j, const std::string& path, KernelMetrics& k) {
+  require_object(j, path);
+  for (const auto& [key, field] : kMetricFields) k.*field = opt_double(j, key, path);
+  if (const json* e = find(j, "extra")) {
+    const std::string epath = child(path, "extra");
+    require_object(*e, epath);
+    for (const auto& [name, v] : e->items()) k.extra[name] = as_double(v, child(epath, name));
+  }
+}
+
+json metrics_json(const CaseMetrics& m) {
+  json j = json::object();
+  put_kernel_metrics(j, m.aggregate);
+  json kernels = json::array();
+  for (const auto& k : m.kernels) {
+    json row = {{"name", k.name}};
+    put_kernel_metrics(row, k);
+    kernels.push_back(std::move(row));
+  }
+  j["kernels"] = std::move(kernels);
+  j["passes"] = m.passes;
+  j["wall_s"] = number(m.wall_s);
+  return j;
+}
+
+CaseMetrics metrics_from(const json& j, const std::string& path) {
+  CaseMetrics m;
+  get_kernel_metrics(j, path, m.aggregate);
+  if (const json* ks = find(j, "kernels")) {
+    const std::string kpath = child(path, "kernels");
+    if (!ks->is_array()) fail(kpath, "expected an array, got " + type_of(*ks));
+    for (std::size_t i = 0; i < ks->size(); ++i) {
+      const std::string rpath = kpath + "[" + std::to_string(i) + "]";
+      KernelMetrics k;
+      get_kernel_metrics((*ks)[i], rpath, k);
+      get_string((*ks)[i], "name", rpath, k.name);
+      m.kernels.push_back(std::move(k));
+    }
+  }
+  get_int(j, "passes", path, m.passes);
+  get_double(j, "wall_s", path, m.wall_s);
+  return m;
+}
+
+json roofline_json(const Roofline& r) {
+  json j = {{"algorithmic_intensity", number(r.algorithmic_intensity)},
+            {"peak_tflops", number(r.peak_tflops)},
+            {"peak_gbps", number(r.peak_gbps)},
+            {"peak_source", r.peak_source},
+            {"ridge_intensity", number(r.ridge_intensity)},
+            {"attainable_tflops", number(r.attainable_tflops)},
+            {"bound", r.bound}};
+  put_opt(j, "achieved_intensity", r.achieved_intensity);
+  put_opt(j, "pct_of_roofline", r.pct_of_roofline);
+  return j;
+}
+
+Roofline roofline_from(const json& j, const std::string& path) {
+  require_object(j, path);
+  Roofline r;
+  get_double(j, "algorithmic_intensity", path, r.algorithmic_intensity);
+  r.achieved_intensity = opt_double(j, "achieved_intensity", path);
+  get_double(j, "peak_tflops", path, r.peak_tflops);
+  get_double(j, "peak_gbps", path, r.peak_gbps);
+  get_string(j, "peak_source", path, r.peak_source);
+  get_double(j, "ridge_intensity", path, r.ridge_intensity);
+  get_double(j, "attainable_tflops", path, r.attainable_tflops);
+  r.pct_of_roofline = opt_double(j, "pct_of_roofline", path);
+  get_string(j, "bound", path, r.bound);
+  return r;
 }
 
 json gpu_json(const GpuInfo& g) {
@@ -214,7 +373,8 @@ json protocol_json(const Protocol& p) {
           {"graphs", p.graphs},
           {"graph_batch", p.graph_batch},
           {"seed", p.seed},
-          {"check", p.check}};
+          {"check", p.check},
+          {"metrics", p.metrics}};
 }
 
 Protocol protocol_from(const json& j, const std::string& path) {
@@ -239,6 +399,7 @@ Protocol protocol_from(const json& j, const std::string& path) {
     p.seed = seed->get<std::uint64_t>();
   }
   get_bool(j, "check", path, p.check);
+  get_string(j, "metrics", path, p.metrics);
   return p;
 }
 
@@ -248,6 +409,9 @@ json peaks_json(const Peaks& p) {
   put_opt(j, "dram_gbps_measured", p.dram_gbps_measured);
   put_opt(j, "tensor_tflops_datasheet", p.tensor_tflops_datasheet);
   put_opt(j, "dram_gbps_datasheet", p.dram_gbps_datasheet);
+  put_opt(j, "tensor_tflops_fp16_measured", p.tensor_tflops_fp16_measured);
+  put_opt(j, "tensor_tflops_bf16_measured", p.tensor_tflops_bf16_measured);
+  if (!p.measured_at.empty()) j["measured_at"] = p.measured_at;
   return j;
 }
 
@@ -258,6 +422,9 @@ Peaks peaks_from(const json& j, const std::string& path) {
   p.dram_gbps_measured = opt_double(j, "dram_gbps_measured", path);
   p.tensor_tflops_datasheet = opt_double(j, "tensor_tflops_datasheet", path);
   p.dram_gbps_datasheet = opt_double(j, "dram_gbps_datasheet", path);
+  p.tensor_tflops_fp16_measured = opt_double(j, "tensor_tflops_fp16_measured", path);
+  p.tensor_tflops_bf16_measured = opt_double(j, "tensor_tflops_bf16_measured", path);
+  get_string(j, "measured_at", path, p.measured_at);
   return p;
 }
 
@@ -381,6 +548,9 @@ void to_json(json& j, const Problem& p) {
 
 void from_json(const json& j, Problem& p) { p = problem_from(j, "problem"); }
 
+json protocol_to_json(const Protocol& p) { return protocol_json(p); }
+Protocol protocol_from_json(const json& j, const std::string& path) { return protocol_from(j, path); }
+
 json to_json(const RunInfo& run) {
   json j = {{"schema", std::string(kResultSchema)},
             {"record", "run"},
@@ -401,6 +571,10 @@ json to_json(const RunInfo& run) {
             {"peaks", peaks_json(run.peaks)},
             {"baseline", run.baseline}};
   if (run.gpu) j["gpu"] = gpu_json(*run.gpu);
+  if (!run.metrics_status.empty()) j["metrics_status"] = run.metrics_status;
+  if (!run.metrics_reason.empty()) j["metrics_reason"] = run.metrics_reason;
+  if (!run.metrics_names.empty()) j["metrics_names"] = run.metrics_names;
+  if (run.metrics_passes) j["metrics_passes"] = *run.metrics_passes;
   return j;
 }
 
@@ -426,6 +600,15 @@ RunInfo run_info_from_json(const json& j) {
   if (const json* p = find(j, "protocol")) r.protocol = protocol_from(*p, child(path, "protocol"));
   if (const json* p = find(j, "peaks")) r.peaks = peaks_from(*p, child(path, "peaks"));
   get_string(j, "baseline", path, r.baseline);
+  get_string(j, "metrics_status", path, r.metrics_status);
+  get_string(j, "metrics_reason", path, r.metrics_reason);
+  if (const json* names = find(j, "metrics_names")) {
+    const std::string npath = child(path, "metrics_names");
+    if (!names->is_array()) fail(npath, "expected an array of metric names, got " + type_of(*names));
+    for (std::size_t i = 0; i < names->size(); ++i)
+      r.metrics_names.push_back(as_string((*names)[i], npath + "[" + std::to_string(i) + "]"));
+  }
+  if (const json* n = find(j, "metrics_passes")) r.metrics_passes = as_int(*n, child(path, "metrics_passes"));
   return r;
 }
 
@@ -451,6 +634,16 @@ json to_json(const CaseResult& c) {
   if (c.correctness) j["correctness"] = correctness_json(*c.correctness);
   if (c.device_bytes_peak) j["memory"] = {{"device_bytes_peak", *c.device_bytes_peak}};
   if (c.clocks && !clocks_empty(*c.clocks)) j["clocks"] = clocks_json(*c.clocks);
+  if (!c.launch.empty()) {
+    json launch = json::array();
+    for (const auto& l : c.launch) launch.push_back(launch_json(l));
+    j["launch"] = std::move(launch);
+  }
+  if (c.metrics) j["metrics"] = metrics_json(*c.metrics);
+  if (!c.metrics_status.empty()) j["metrics_status"] = c.metrics_status;
+  if (!c.metrics_reason.empty()) j["metrics_reason"] = c.metrics_reason;
+  if (c.roofline) j["roofline"] = roofline_json(*c.roofline);
+  if (!c.ncu_command.empty()) j["ncu_command"] = c.ncu_command;
   return j;
 }
 
@@ -493,6 +686,17 @@ CaseResult case_result_from_json(const json& j) {
     if (!clocks_empty(clocks)) c.clocks = clocks;
   }
   get_double(j, "wall_s", path, c.wall_s);
+  if (const json* l = find(j, "launch")) {
+    const std::string lpath = child(path, "launch");
+    if (!l->is_array()) fail(lpath, "expected an array, got " + type_of(*l));
+    for (std::size_t i = 0; i < l->size(); ++i)
+      c.launch.push_back(launch_from((*l)[i], lpath + "[" + std::to_string(i) + "]"));
+  }
+  if (const json* m = find(j, "metrics")) c.metrics = metrics_from(*m, child(path, "metrics"));
+  get_string(j, "metrics_status", path, c.metrics_status);
+  get_string(j, "metrics_reason", path, c.metrics_reason);
+  if (const json* r = find(j, "roofline")) c.roofline = roofline_from(*r, child(path, "roofline"));
+  get_string(j, "ncu_command", path, c.ncu_command);
   return c;
 }
 

@@ -38,6 +38,11 @@ CaseResult case_result_from_json(const nlohmann::json& j);
 void to_json(nlohmann::json& j, const Problem& p);
 void from_json(const nlohmann::json& j, Problem& p);
 
+// The run record's protocol object {warmup_ms, min_samples, ...}, shared with the worker protocol
+// (reports/worker_json.hpp). `path` prefixes field names in errors.
+nlohmann::json protocol_to_json(const Protocol& p);
+Protocol protocol_from_json(const nlohmann::json& j, const std::string& path);
+
 // "run" or "case" after checking the schema tag; throws ResultsFormatError for anything else.
 std::string record_kind(const nlohmann::json& j);
 

@@ -4,8 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/gui_command.hpp"
+#include "app/cli/peaks_command.hpp"
+#include "app/cli/plot_command.hpp"
+#include "app/cli/report_commands.hpp"
 #include "app/cli/sweep_flags.hpp"
 
 namespace attn::cli {
@@ -30,6 +35,15 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Plan a sweep, then check and time every case; writes runs/<id>/");
   add_sweep_flags(*run, run_options.sweep);
   run->add_flag("--quiet", run_options.quiet, "No progress output; the summary still prints");
+  add_isolation_flags(*run, run_options.isolation);
+
+  WorkerOptions worker_options;
+  CLI::App* worker = app.add_subcommand(
+      "worker", "Run cases read as JSONL on stdin, one result line each on stdout (started by `run`)");
+  add_worker_flags(*worker, worker_options);
+  MergeOptions merge_options;
+  CLI::App* merge = app.add_subcommand("merge", "Join the run directories of --shard runs into one");
+  add_merge_flags(*merge, merge_options);
 
   bool kernels_json = false;
   CLI::App* kernels = app.add_subcommand("kernels", "List the kernel registry with capabilities");
@@ -38,6 +52,24 @@ int main(int argc, char** argv) {
   bool devices_json = false;
   CLI::App* devices = app.add_subcommand("devices", "List GPUs, clocks, driver and library versions");
   devices->add_flag("--json", devices_json, "Machine-readable output");
+
+  PeaksOptions peaks_options;
+  CLI::App* peaks = add_peaks_command(app, peaks_options);
+
+  ReportCommandOptions report_options;
+  CLI::App* report = add_report_command(app, report_options);
+  CompareCommandOptions compare_options;
+  CLI::App* compare = add_compare_command(app, compare_options);
+  CrossoverCommandOptions crossover_options;
+  CLI::App* crossover = add_crossover_command(app, crossover_options);
+
+  GuiOptions gui_options;
+  CLI::App* gui = app.add_subcommand("gui", "The desktop workbench: live sweeps, plots, roofline, inspector");
+  add_gui_flags(*gui, gui_options);
+
+  PlotOptions plot_options;
+  CLI::App* plot = app.add_subcommand("plot", "PNG plot from results files, headless, with the GUI's look");
+  add_plot_flags(*plot, plot_options);
 
   try {
     app.parse(argc, argv);
@@ -58,12 +90,25 @@ int main(int argc, char** argv) {
   }
   if (*kernels) return list_kernels(kernels_json);
   if (*devices) return list_devices(devices_json);
+  if (*peaks) return show_peaks(peaks_options);
   if (*run) return run_sweep(run_options);
+  if (*worker) return run_worker_command(worker_options);
+  if (*merge) {
+    merge_options.command_line = run_options.command_line;
+    return merge_runs(merge_options);
+  }
+  if (*gui) return run_gui_command(gui_options, std::vector<std::string>(argv + 1, argv + argc));
+  if (*plot) return plot_command(plot_options);
+  if (*report) return make_report(report_options, run_options.command_line);
+  if (*compare) return compare_runs(compare_options);
+  if (*crossover) return find_crossover(crossover_options);
 
-  // No subcommand: the GUI where one is built and a display exists (app/gui arrives with the GUI
-  // issue); until then, and always without a display, the default sweep headless.
+  // No subcommand: the GUI where one is built and a display exists; otherwise the default sweep
+  // headless.
+  std::string no_gui;
+  if (gui_available(&no_gui)) return run_gui_command(gui_options, {"gui"});
   std::fprintf(stderr, "attnscope: %s; running the default sweep headless (attnscope run --help for options)\n",
-               std::getenv("DISPLAY") ? "this build has no GUI yet" : "no display");
+               no_gui.c_str());
   return run_sweep(run_options);
 }
 

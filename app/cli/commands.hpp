@@ -1,10 +1,12 @@
 // Subcommands of the attnscope executable. Each returns the process exit code.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/isolation_flags.hpp"
 #include "profiling/sweep/overrides.hpp"
 
 namespace attn::cli {
@@ -17,9 +19,30 @@ struct RunOptions {
   SweepOverrides sweep;
   bool quiet = false;
   std::string command_line;
+  IsolationOptions isolation;
 };
 
 int run_sweep(const RunOptions& options);
+
+// `attnscope worker` (app/cli/worker_command.cpp).
+struct WorkerOptions {
+  std::optional<std::string> backend;
+  int device = 0;
+  bool debug_kernels = false;
+};
+void add_worker_flags(CLI::App& cmd, WorkerOptions& o);
+int run_worker_command(const WorkerOptions& options);
+
+// `attnscope merge` (app/cli/merge_command.cpp).
+struct MergeOptions {
+  std::vector<std::string> inputs;  // shard run directories (or their results.jsonl)
+  std::string out;
+  bool force = false;
+  std::string command_line;
+};
+void add_merge_flags(CLI::App& cmd, MergeOptions& o);
+int merge_runs(const MergeOptions& options);
+
 int list_kernels(bool as_json);
 int list_devices(bool as_json);
 

@@ -1,11 +1,15 @@
 // The CUDA backend of the case engine: device buffers, NaN poison, the check against
 // cpu.reference (small cases) or cuda.reference plus sampled cpu.reference rows (large cases),
-// event timing with optional L2 flush and CUDA-graph batching, NVML clocks, NVTX ranges.
+// event timing with optional L2 flush and CUDA-graph batching, NVML clocks, NVTX ranges, then
+// launch statistics and the CUPTI metrics pass (separate from timing), peaks and the roofline.
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <random>
 
@@ -16,11 +20,20 @@
 #include "profiling/cuda/cuda_device.hpp"
 #include "profiling/cuda/cuda_status.hpp"
 #include "profiling/cuda/device_buffer.hpp"
+#include "profiling/cuda/l2_flush.hpp"
 #include "profiling/cuda/nvml_sampler.hpp"
+#include <cupti_result.h>
+
+#include "profiling/cupti/kernel_activity.hpp"
+#include "profiling/cupti/range_profiler.hpp"
 #include "profiling/engine/check.hpp"
+#include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/engine/inputs.hpp"
 #include "profiling/engine/sampler.hpp"
+#include "profiling/metrics.hpp"
+#include "profiling/peaks.hpp"
+#include "profiling/roofline.hpp"
 
 namespace attn {
 
@@ -56,6 +69,14 @@ class NvtxRange {
 
 std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
 
+std::string self_exe() {
+  char buf[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("attnscope");
+}
+
+void announce(const std::string& line) { std::fprintf(stderr, "attnscope: %s\n", line.c_str()); }
+
 // Everything that depends only on the problem (and seed): shared by all kernels of that problem.
 struct ProblemState {
   Problem problem;
@@ -80,9 +101,13 @@ class CudaEngine final : public CaseEngine {
     ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
     ATTN_CUDA_CHECK(cudaEventCreate(&m_start));
     ATTN_CUDA_CHECK(cudaEventCreate(&m_stop));
-    // Writing one L2's worth of other data evicts the case's lines (the H100's L2 is 50 MiB).
-    m_flush = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(m_device.l2_bytes, 1 << 20)));
-    m_nvtx = nvtxDomainCreateA("attnscope");
+    // Reading twice the L2's size evicts every line whatever the replacement policy and the H100's
+    // two L2 partitions do; zero-filled once so the flush kernel's reads are well defined.
+    m_flush = DeviceBuffer(2 * static_cast<std::size_t>(std::max<std::int64_t>(m_device.l2_bytes, 1 << 20)));
+    ATTN_CUDA_CHECK(cudaMemset(m_flush.get(), 0, m_flush.bytes()));
+    m_flush_sink = DeviceBuffer(sizeof(unsigned));
+    m_nvtx = nvtxDomainCreateA(std::string(kNvtxDomain).c_str());
+    setup_cupti();
   }
   ~CudaEngine() override {
     m_state = ProblemState{};
@@ -96,6 +121,13 @@ class CudaEngine final : public CaseEngine {
   void describe(RunInfo& run) const override {
     describe_host(run);
     describe_cuda(run, m_device);
+    if (const MeasuredPeaks* m = peaks()) apply_measured_peaks(run.peaks, *m);
+    run.metrics_status = m_metrics_status;
+    run.metrics_reason = m_metrics_reason;
+    if (m_profiler) {
+      run.metrics_names = m_profiler->names();
+      run.metrics_passes = m_profiler->passes();
+    }
   }
 
   bool context_lost() const override { return m_lost; }
@@ -130,6 +162,11 @@ class CudaEngine final : public CaseEngine {
       m_case = CaseBuffers{};
     }
     fill_derived(r, writes_lse);
+    if (r.status == Status::ok) {
+      Peaks pk = datasheet_peaks(m_device.name);
+      if (const MeasuredPeaks* m = peaks()) apply_measured_peaks(pk, *m);
+      r.roofline = roofline_for(r, pk);
+    }
     r.wall_s = monotonic_seconds() - t0;
     return r;
   }
@@ -218,11 +255,165 @@ class CudaEngine final : public CaseEngine {
       r.timing = m_protocol.graphs ? time_with_graph(*kernel, args) : time_plain(*kernel, args);
     }
     const ClockSampler::Summary cs = clocks.stop();
-    if (cs.mean.sm_mhz || cs.mean.temp_c) r.clocks = cs.mean;
+    if (cs.mean.sm_mhz || cs.mean.temp_c) {
+      r.clocks = cs.mean;
+      r.clocks->throttle_mask = cs.throttle_reasons;
+      r.clocks->clocks_dropped = cs.clocks_dropped;
+      r.clocks->sm_mhz_min = cs.sm_mhz_min;
+    }
     r.status = Status::ok;
     if (cs.clocks_dropped)
       r.reason = fmt::format("SM clock dropped below 90% of its start during timing (throttle reasons 0x{:x})",
                              cs.throttle_reasons);
+    profile_case(*kernel, args, r);
+  }
+
+  // After timing, inside the case's NVTX range: one run under CUPTI activity for the launch
+  // statistics, then the metrics launch in the "metrics" sub-range. Before that launch the state
+  // is the same whether CUPTI or ncu measures it: L2 flushed in cold mode, output poisoned, idle.
+  void profile_case(PreparedKernel& kernel, const AttentionArgs& args, CaseResult& r) {
+    NvtxRange range(m_nvtx, r.nvtx_range);
+    if (m_activity) {
+      try {
+        m_activity->begin();
+        kernel.run(args);
+        ATTN_CUDA_CHECK(cudaGetLastError());
+        r.launch = m_activity->end();
+      } catch (const CudaError&) {
+        throw;
+      } catch (const std::exception& e) {
+        r.launch.clear();
+        r.metrics_reason = std::string("launch statistics failed: ") + e.what();
+      }
+    }
+    r.metrics_status = m_metrics_status;
+    if (m_metrics_status != "ok") {
+      if (m_metrics_status == "unavailable") r.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
+      if (m_metrics_status == "off") r.metrics_reason = "--metrics none";
+      if (!m_tool.empty()) run_metrics_launch(kernel, args, nullptr, r);  // the launch ncu selects
+      return;
+    }
+    r.ncu_command = ncu_command_for(self_exe(), r.kernel, r.problem, m_protocol, m_profiler->names(), r.nvtx_range);
+    run_metrics_launch(kernel, args, m_profiler.get(), r);
+  }
+
+  void run_metrics_launch(PreparedKernel& kernel, const AttentionArgs& args, cupti::RangeProfiler* profiler,
+                          CaseResult& r) {
+    if (m_protocol.l2 == L2Mode::cold) flush_l2();
+    poison(m_case);
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    NvtxRange sub(m_nvtx, std::string(kNvtxMetricsRange));
+    const double t0 = monotonic_seconds();
+    if (!profiler) {
+      kernel.run(args);
+      ATTN_CUDA_CHECK(cudaGetLastError());
+      ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+      return;
+    }
+    // Launch statistics say how many kernels one run launches; without them, room for many.
+    const std::size_t expected = r.launch.size();
+    std::vector<std::map<std::string, double>> rows;
+    try {
+      rows = profiler->collect(
+          [&] {
+            kernel.run(args);
+            ATTN_CUDA_CHECK(cudaGetLastError());
+          },
+          expected > 0 ? expected : 256);
+    } catch (const cupti::MetricsError& e) {
+      r.metrics_status = "failed";
+      r.metrics_reason = e.what();
+      return;
+    }
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    if (expected > 0 && rows.size() != expected) {
+      r.metrics_status = "failed";
+      r.metrics_reason = fmt::format("the range profiler stored {} ranges for the {} kernels the case launches",
+                                     rows.size(), expected);
+      return;
+    }
+    CaseMetrics m;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      m.kernels.push_back(kernel_metrics_from(i < r.launch.size() ? r.launch[i].name : fmt::format("kernel {}", i),
+                                              rows[i], m_request.extra));
+    m.aggregate = aggregate_metrics(m.kernels);
+    m.passes = profiler->passes();
+    m.wall_s = monotonic_seconds() - t0;
+    r.metrics = std::move(m);
+    r.metrics_status = "ok";
+  }
+
+  // CUPTI set-up, once per engine: what is available is decided (and said) here, not per case.
+  void setup_cupti() {
+    std::string problem;
+    if (!parse_metrics_request(m_protocol.metrics, m_request, problem))
+      throw std::runtime_error("--metrics '" + m_protocol.metrics + "': " + problem + "; allowed: " +
+                               kMetricsRequestAllowed);
+    m_tool = injected_profiler();
+    if (!m_tool.empty()) {
+      m_metrics_status = "unavailable";
+      m_metrics_reason = "running under " + m_tool +
+                         ", which owns the GPU's counters: take the metrics from its report (each case's "
+                         "ncu_command selects that case's metrics launch by NVTX range)";
+      announce("CUPTI metrics and launch statistics off: " + m_metrics_reason + "; timing goes on");
+      return;
+    }
+    cudaDeviceProp prop{};
+    ATTN_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    SmLimits limits;
+    limits.max_warps = prop.maxThreadsPerMultiProcessor / 32;
+    limits.max_blocks = prop.maxBlocksPerMultiProcessor;
+    limits.regs_per_sm = prop.regsPerMultiprocessor;
+    limits.smem_per_sm = static_cast<std::int64_t>(prop.sharedMemPerMultiprocessor);
+    limits.reserved_smem_per_block = static_cast<std::int64_t>(prop.reservedSharedMemPerBlock);
+    std::string why;
+    m_activity = cupti::KernelActivity::create(limits, why);
+    if (!m_activity) announce("launch statistics unavailable: " + why);
+    if (!m_request.enabled) {
+      m_metrics_status = "off";
+      m_metrics_reason = "--metrics none";
+      return;
+    }
+    int code = 0;
+    try {
+      m_profiler = cupti::RangeProfiler::create(m_request.names, why, &code);
+    } catch (const cupti::MetricsError& e) {
+      throw std::runtime_error(std::string("--metrics: ") + e.what());
+    }
+    if (!m_profiler && (code == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || code == CUPTI_ERROR_HARDWARE_BUSY)) {
+      // A tool this process did not recognise holds the counters: behave as under ncu, so its
+      // NVTX filter still finds each case's metrics launch.
+      m_tool = "another profiler";
+      m_activity.reset();
+    }
+    if (!m_profiler) {
+      m_metrics_status = "unavailable";
+      m_metrics_reason = why;
+      announce("CUPTI metrics unavailable: " + why + "; timing goes on");
+      return;
+    }
+    m_metrics_status = "ok";
+  }
+
+  // Measured ceilings: from the per-GPU cache, measured (and announced) when missing. Under an
+  // injected profiler only the cache is read, so the tool never sees the measurement's kernels.
+  const MeasuredPeaks* peaks() const {
+    if (!m_peaks_tried) {
+      m_peaks_tried = true;
+      Nvml* nvml = Nvml::instance();
+      const std::string driver = nvml ? nvml->driver_version() : std::string();
+      try {
+        if (!m_tool.empty()) {
+          if (auto cached = read_cached_peaks(peaks_cache_path(), peaks_cache_key(m_device, driver)))
+            m_peaks = *cached;
+        } else {
+          m_peaks = load_or_measure_peaks(m_device, driver, false, announce);
+        }
+      } catch (const std::exception& e) {
+        announce(std::string("measured peaks unavailable (datasheet values only): ") + e.what());
+      }
+    }
+    return m_peaks ? &*m_peaks : nullptr;
   }
 
   AttentionArgs make_args(const Problem& p, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
@@ -381,8 +572,13 @@ class CudaEngine final : public CaseEngine {
     }
   }
 
+  void flush_l2() {
+    launch_l2_flush(m_flush.get(), m_flush.bytes(), m_flush_sink.as<unsigned>(), m_stream);
+    ATTN_CUDA_CHECK(cudaGetLastError());
+  }
+
   double time_one(PreparedKernel& kernel, const AttentionArgs& args) {
-    if (m_protocol.l2 == L2Mode::cold) ATTN_CUDA_CHECK(cudaMemsetAsync(m_flush.get(), 0, m_flush.bytes(), m_stream));
+    if (m_protocol.l2 == L2Mode::cold) flush_l2();
     ATTN_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
     kernel.run(args);
     ATTN_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
@@ -424,8 +620,7 @@ class CudaEngine final : public CaseEngine {
       ~ExecGuard() { (void)cudaGraphExecDestroy(e); }
     } guard{exec};
     TimingStats t = measure_samples(m_protocol, [&] {
-      if (m_protocol.l2 == L2Mode::cold)
-        ATTN_CUDA_CHECK(cudaMemsetAsync(m_flush.get(), 0, m_flush.bytes(), m_stream));
+      if (m_protocol.l2 == L2Mode::cold) flush_l2();
       ATTN_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
       ATTN_CUDA_CHECK(cudaGraphLaunch(exec, m_stream));
       ATTN_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
@@ -442,12 +637,19 @@ class CudaEngine final : public CaseEngine {
   GpuInfo m_device;
   cudaStream_t m_stream = nullptr;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
-  DeviceBuffer m_flush;
+  DeviceBuffer m_flush, m_flush_sink;
   nvtxDomainHandle_t m_nvtx = nullptr;
   ProblemState m_state;
   CaseBuffers m_case;
   bool m_lost = false;
   std::string m_lost_reason;
+  MetricsRequest m_request;
+  std::string m_tool;  // the injected profiler (ncu, nsys), when there is one
+  std::string m_metrics_status, m_metrics_reason;
+  std::unique_ptr<cupti::KernelActivity> m_activity;
+  std::unique_ptr<cupti::RangeProfiler> m_profiler;
+  mutable bool m_peaks_tried = false;
+  mutable std::optional<MeasuredPeaks> m_peaks;
 };
 
 }  // namespace

@@ -135,6 +135,7 @@ ClockSampler::Summary ClockSampler::stop() {
   const auto first = m_readings.front().sm_mhz;
   for (const auto& r : m_readings) {
     if (first && r.sm_mhz && *r.sm_mhz < 0.9 * *first) s.clocks_dropped = true;
+    if (r.sm_mhz && (!s.sm_mhz_min || *r.sm_mhz < *s.sm_mhz_min)) s.sm_mhz_min = r.sm_mhz;
     if (r.throttle_reasons) s.throttle_reasons |= *r.throttle_reasons & ~kIgnoredReasons;
   }
   return s;

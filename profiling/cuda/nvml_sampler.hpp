@@ -42,6 +42,7 @@ class ClockSampler {
     Clocks mean;
     bool clocks_dropped = false;
     std::uint64_t throttle_reasons = 0;  // OR of the reasons seen, idle/app-setting bits excluded
+    std::optional<double> sm_mhz_min;    // lowest SM clock sampled [MHz]
   };
   Summary stop();
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "profiling/metrics.hpp"
+
 namespace attn {
 
 const std::vector<ProtocolField>& protocol_fields() {
@@ -28,6 +30,8 @@ const std::vector<ProtocolField>& protocol_fields() {
       {"seed", "--seed", FieldKind::integer, "an integer >= 0", "seed of the input generator"},
       {"check", "--no-check", FieldKind::boolean, "true or false",
        "skip the correctness check before timing (results carry no correctness)"},
+      {"metrics", "--metrics", FieldKind::choice, kMetricsRequestAllowed,
+       "CUPTI hardware metrics pass after timing (cuda backend); docs/metrics.md"},
   };
   return fields;
 }
@@ -71,7 +75,7 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
   if (!f) {
     problem = {"unknown protocol field",
                "warmup_ms, min_samples, max_samples, max_time_s, noise_pct, l2, graphs, "
-               "graph_batch, seed, check"};
+               "graph_batch, seed, check, metrics"};
     return false;
   }
   problem.allowed = f->allowed;
@@ -140,6 +144,20 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
     p.seed = static_cast<std::uint64_t>(i);
   } else if (k == "check") {
     p.check = i != 0;
+  } else if (k == "metrics") {
+    MetricsRequest request;
+    std::string why;
+    if (!parse_metrics_request(text, request, why)) {
+      problem.what = why;
+      return false;
+    }
+    if (!request.extra.empty()) {
+      if (const std::string unknown = metric_catalogue_problem(request.extra); !unknown.empty()) {
+        problem.what = unknown;
+        return false;
+      }
+    }
+    p.metrics = std::string(text);
   }
   return true;
 }

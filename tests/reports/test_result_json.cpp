@@ -198,7 +198,7 @@ TEST(ResultJson, NonFiniteDoublesRoundTripAsStrings) {
 
 TEST(ResultJson, UnknownFieldsIgnoredNullIsAbsentDefaultsDerived) {
   json j = to_json(test::minimal_case());
-  j["launch"] = {{"grid", {1, 2, 3}}};  // a field this reader does not know
+  j["future_field"] = {{"grid", {1, 2, 3}}};  // a field this reader does not know
   j["tflops"] = nullptr;
   j["problem"] = {{"batch", 3}, {"heads_q", 8}, {"seq_q", 100}, {"head_dim", 64}, {"dtype", "fp16"}};
   const CaseResult c = case_result_from_json(j);
@@ -257,6 +257,144 @@ TEST(ResultJson, BadRecordsNameTheField) {
   r["gpu"]["cc"] = "nine";
   EXPECT_EQ(format_error([&] { run_info_from_json(r); }),
             "run.gpu.cc: expected \"major.minor\" such as \"9.0\", got \"nine\"");
+}
+
+// CUPTI metrics (per kernel + aggregate), launch statistics, roofline, the ncu command, the
+// NVML throttle fields and the run's measured peaks and metric list survive JSON; an absent
+// metrics object stays absent (an unavailable run never reads as zeros).
+TEST(ResultJson, MetricsLaunchRooflineAndPeaksRoundTrip) {
+  CaseResult c = test::full_case();
+  LaunchStats l;
+  l.name = "void flash_fwd<128>(Params)";
+  l.grid = {8, 16, 2};
+  l.block = {128, 1, 1};
+  l.regs = 168;
+  l.smem_static = 1024;
+  l.smem_dynamic = 98304;
+  l.local_bytes = 16;
+  l.smem_config = 233472;
+  l.occupancy_theoretical = 12.5;
+  c.launch = {l, l};
+  c.launch[1].name = "softmax";
+  c.launch[1].smem_config.reset();
+  CaseMetrics m;
+  KernelMetrics k;
+  k.name = "void flash_fwd<128>(Params)";
+  k.sm_throughput_pct = 71.25;
+  k.dram_throughput_pct = 12.5;
+  k.dram_bytes_read = 3.0e8;
+  k.dram_bytes_write = 1.0e8;
+  k.dram_bytes = 4.0e8;
+  k.l2_throughput_pct = 33.0;
+  k.tensor_pipe_pct = 61.0;
+  k.achieved_occupancy_pct = 11.75;
+  k.tensor_flops = 1.1e12;
+  k.tensor_pct_of_peak = 55.5;
+  k.gpu_time_ns = 512000;
+  k.extra["lts__t_bytes.sum"] = 9.5e8;
+  m.kernels = {k};
+  m.aggregate = k;
+  m.aggregate.name.clear();
+  m.passes = 13;
+  m.wall_s = 0.75;
+  c.metrics = m;
+  c.metrics_status = "ok";
+  Roofline r;
+  r.algorithmic_intensity = 2200;
+  r.achieved_intensity = 1100;
+  r.peak_tflops = 700;
+  r.peak_gbps = 3000;
+  r.peak_source = "measured";
+  r.ridge_intensity = 233.3;
+  r.attainable_tflops = 700;
+  r.pct_of_roofline = 62.5;
+  r.bound = "compute";
+  c.roofline = r;
+  c.ncu_command = "ncu --nvtx --nvtx-include 'attnscope@x\\/y/metrics]' attnscope run";
+  c.clocks->throttle_mask = 0x4 | 0x40;
+  c.clocks->clocks_dropped = true;
+  c.clocks->sm_mhz_min = 1755.0;
+
+  const json j = reparse(to_json(c));
+  EXPECT_EQ(j.at("launch").size(), 2u);
+  EXPECT_EQ(j.at("launch")[0].at("grid"), json::array({8, 16, 2}));
+  EXPECT_FALSE(j.at("launch")[1].contains("smem_config"));
+  EXPECT_EQ(j.at("metrics").at("dram_bytes"), 4.0e8);
+  EXPECT_EQ(j.at("metrics").at("kernels")[0].at("name"), "void flash_fwd<128>(Params)");
+  EXPECT_EQ(j.at("metrics").at("extra").at("lts__t_bytes.sum"), 9.5e8);
+  EXPECT_EQ(j.at("metrics").at("passes"), 13);
+  EXPECT_EQ(j.at("clocks").at("throttle_reasons"), json::array({"sw_power_cap", "hw_thermal_slowdown"}));
+  EXPECT_EQ(j.at("roofline").at("bound"), "compute");
+
+  const CaseResult out = case_result_from_json(j);
+  ASSERT_EQ(out.launch.size(), 2u);
+  EXPECT_EQ(out.launch[0].name, l.name);
+  EXPECT_EQ(out.launch[0].block, l.block);
+  EXPECT_EQ(out.launch[0].regs, 168);
+  EXPECT_EQ(out.launch[0].smem_dynamic, 98304);
+  EXPECT_EQ(out.launch[0].local_bytes, 16);
+  EXPECT_EQ(out.launch[0].smem_config, 233472);
+  EXPECT_EQ(out.launch[0].occupancy_theoretical, 12.5);
+  EXPECT_FALSE(out.launch[1].smem_config.has_value());
+  ASSERT_TRUE(out.metrics.has_value());
+  EXPECT_EQ(out.metrics->passes, 13);
+  EXPECT_EQ(out.metrics->wall_s, 0.75);
+  ASSERT_EQ(out.metrics->kernels.size(), 1u);
+  EXPECT_EQ(out.metrics->kernels[0].tensor_flops, 1.1e12);
+  EXPECT_EQ(out.metrics->kernels[0].extra.at("lts__t_bytes.sum"), 9.5e8);
+  EXPECT_EQ(out.metrics->aggregate.sm_throughput_pct, 71.25);
+  EXPECT_EQ(out.metrics->aggregate.gpu_time_ns, 512000);
+  EXPECT_EQ(out.metrics_status, "ok");
+  ASSERT_TRUE(out.roofline.has_value());
+  EXPECT_EQ(out.roofline->achieved_intensity, 1100);
+  EXPECT_EQ(out.roofline->pct_of_roofline, 62.5);
+  EXPECT_EQ(out.roofline->peak_source, "measured");
+  EXPECT_EQ(out.ncu_command, c.ncu_command);
+  EXPECT_EQ(out.clocks->throttle_mask, 0x44u);
+  EXPECT_EQ(out.clocks->clocks_dropped, true);
+  EXPECT_EQ(out.clocks->sm_mhz_min, 1755.0);
+  EXPECT_EQ(to_json(out), j);
+
+  // Unavailable: a status and reason, and no metrics object at all.
+  CaseResult u = test::full_case();
+  u.metrics_status = "unavailable";
+  u.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
+  const json uj = reparse(to_json(u));
+  EXPECT_FALSE(uj.contains("metrics"));
+  EXPECT_FALSE(uj.contains("launch"));
+  EXPECT_FALSE(uj.contains("roofline"));
+  EXPECT_FALSE(uj.contains("ncu_command"));
+  EXPECT_EQ(uj.at("metrics_status"), "unavailable");
+  const CaseResult uout = case_result_from_json(uj);
+  EXPECT_FALSE(uout.metrics.has_value());
+  EXPECT_EQ(uout.metrics_reason, u.metrics_reason);
+  EXPECT_FALSE(reparse(to_json(test::full_case())).contains("metrics_status"));
+
+  RunInfo run = test::full_run();
+  run.peaks.tensor_tflops_fp16_measured = 655.5;
+  run.peaks.tensor_tflops_bf16_measured = 661.5;
+  run.peaks.measured_at = "2025-01-02T03:00:00Z";
+  run.metrics_names = {"gpu__time_duration.sum", "dram__bytes_read.sum"};
+  run.metrics_passes = 13;
+  run.metrics_status = "ok";
+  run.protocol.metrics = "+lts__t_bytes.sum";
+  const json rj = reparse(to_json(run));
+  EXPECT_EQ(rj.at("protocol").at("metrics"), "+lts__t_bytes.sum");
+  const RunInfo rout = run_info_from_json(rj);
+  EXPECT_EQ(rout.peaks.tensor_tflops_fp16_measured, 655.5);
+  EXPECT_EQ(rout.peaks.tensor_tflops_bf16_measured, 661.5);
+  EXPECT_EQ(rout.peaks.measured_at, "2025-01-02T03:00:00Z");
+  EXPECT_EQ(rout.metrics_names, run.metrics_names);
+  EXPECT_EQ(rout.metrics_passes, 13);
+  EXPECT_EQ(rout.metrics_status, "ok");
+  EXPECT_EQ(rout.protocol.metrics, "+lts__t_bytes.sum");
+  EXPECT_EQ(to_json(rout), rj);
+  RunInfo off = test::full_run();
+  off.metrics_status = "unavailable";
+  off.metrics_reason = "libcupti.so.13 could not be loaded";
+  const RunInfo offout = run_info_from_json(reparse(to_json(off)));
+  EXPECT_FALSE(offout.metrics_passes.has_value());
+  EXPECT_EQ(offout.metrics_reason, off.metrics_reason);
 }
 
 TEST(ResultJson, ProblemAdlConversion) {

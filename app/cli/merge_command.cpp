@@ -1,0 +1,230 @@
+// `attnscope merge`: joins the run directories of `run --shard k/n` jobs into one run directory
+// (results.jsonl in plan order, results.csv, the summary), and says which shards or cases are
+// missing. Exit 0 when every planned case has a result, 1 when some are missing, 2 on bad input.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "app/cli/commands.hpp"
+#include "reports/csv_writer.hpp"
+#include "reports/jsonl_store.hpp"
+#include "reports/plan_store.hpp"
+#include "reports/result_json.hpp"
+#include "reports/summary_table.hpp"
+
+namespace attn::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Input {
+  fs::path dir;
+  LoadedRun run;
+  std::optional<PlanFile> plan;
+};
+
+std::string utc_now(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+class MergeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+Input load_input(const std::string& arg) {
+  Input in;
+  const fs::path p = arg;
+  const fs::path results = fs::is_directory(p) ? p / "results.jsonl" : p;
+  in.dir = results.parent_path();
+  if (!fs::exists(results)) throw MergeError(arg + ": no results.jsonl there (expected a run directory)");
+  try {
+    in.run = read_results(results);
+  } catch (const std::exception& e) {
+    throw MergeError(e.what());
+  }
+  for (const std::string& w : in.run.warnings) std::fprintf(stderr, "attnscope merge: %s\n", w.c_str());
+  if (fs::exists(in.dir / "plan.jsonl")) {
+    try {
+      in.plan = read_plan(in.dir / "plan.jsonl");
+    } catch (const std::exception& e) {
+      throw MergeError(e.what());
+    }
+  }
+  return in;
+}
+
+}  // namespace
+
+void add_merge_flags(CLI::App& cmd, MergeOptions& o) {
+  cmd.add_option("inputs", o.inputs, "run directories of the shards (or their results.jsonl files)")
+      ->required()
+      ->type_name("DIR");
+  cmd.add_option("--out", o.out, "directory of the merged run")->required()->type_name("DIR");
+  cmd.add_flag("--force", o.force, "overwrite --out if it already holds results");
+}
+
+int merge_runs(const MergeOptions& options) {
+  std::vector<Input> inputs;
+  try {
+    for (const std::string& arg : options.inputs) inputs.push_back(load_input(arg));
+    const RunInfo& first = inputs.front().run.run;
+    for (const Input& in : inputs) {
+      const RunInfo& r = in.run.run;
+      if (r.backend != first.backend)
+        throw MergeError(
+            fmt::format("{}: backend {} differs from {}'s {}; only shards of one run can be merged",
+                        in.dir.string(), r.backend, inputs.front().dir.string(), first.backend));
+      if (protocol_to_json(r.protocol) != protocol_to_json(first.protocol))
+        throw MergeError(
+            fmt::format("{}: its measurement protocol differs from {}'s; only shards of one run can be "
+                        "merged",
+                        in.dir.string(), inputs.front().dir.string()));
+    }
+    // Shards of one plan: same n and plan size, each k once.
+    std::set<int> ks;
+    for (const Input& in : inputs) {
+      if (!in.plan || !in.plan->shard) continue;
+      const PlanFile& p = *in.plan;
+      const PlanFile* ref = nullptr;
+      for (const Input& other : inputs)
+        if (other.plan && other.plan->shard) {
+          ref = &*other.plan;
+          break;
+        }
+      if (p.shard->n != ref->shard->n || p.plan_cases != ref->plan_cases)
+        throw MergeError(
+            fmt::format("{}: shard {} of a {}-case plan does not belong with shard {} of a {}-case plan",
+                        in.dir.string(), p.shard->text(), p.plan_cases, ref->shard->text(), ref->plan_cases));
+      if (!ks.insert(p.shard->k).second)
+        throw MergeError(fmt::format("{}: shard {} is given twice", in.dir.string(), p.shard->text()));
+    }
+  } catch (const MergeError& e) {
+    std::fprintf(stderr, "attnscope merge: %s\n", e.what());
+    return kExitBadInput;
+  }
+
+  // Plan order where the shards' plans are known; inputs without a plan follow in their own order.
+  std::map<std::string, std::size_t> position;
+  std::size_t plan_cases = 0;
+  PlanFile merged_plan;
+  bool full_plan = true;
+  std::set<int> shards_seen;
+  int shard_n = 0;
+  for (const Input& in : inputs) {
+    if (!in.plan) {
+      full_plan = false;
+      continue;
+    }
+    plan_cases = in.plan->plan_cases;
+    merged_plan.backend = in.plan->backend;
+    merged_plan.debug_kernels = merged_plan.debug_kernels || in.plan->debug_kernels;
+    if (in.plan->shard) {
+      shards_seen.insert(in.plan->shard->k);
+      shard_n = in.plan->shard->n;
+    }
+    for (std::size_t i = 0; i < in.plan->cases.size(); ++i) {
+      if (position.emplace(in.plan->cases[i].case_id, in.plan->plan_index[i]).second) {
+        merged_plan.cases.push_back(in.plan->cases[i]);
+        merged_plan.plan_index.push_back(in.plan->plan_index[i]);
+      }
+    }
+  }
+  std::vector<std::pair<std::size_t, CaseResult>> ordered;
+  std::set<std::string> seen;
+  std::size_t duplicates = 0, unplanned = 0;
+  for (const Input& in : inputs) {
+    for (const CaseResult& r : in.run.cases) {
+      if (!seen.insert(r.case_id).second) {
+        ++duplicates;
+        continue;
+      }
+      const auto it = position.find(r.case_id);
+      if (it == position.end()) ++unplanned;
+      ordered.emplace_back(it == position.end() ? SIZE_MAX : it->second, r);
+    }
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CaseResult> results;
+  for (auto& [pos, r] : ordered) results.push_back(std::move(r));
+
+  const fs::path out = options.out;
+  RunInfo run = inputs.front().run.run;
+  run.run_id = utc_now("%Y%m%d-%H%M%S") + "-merged";
+  run.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  run.command_line = options.command_line;
+  try {
+    JsonlWriter writer = JsonlWriter::create(out / "results.jsonl", run, options.force);
+    for (const CaseResult& r : results) writer.append(r);
+    writer.close();
+    // With every shard's plan at hand, the merged directory can itself be resumed.
+    if (full_plan && merged_plan.cases.size() == plan_cases && plan_cases > 0) {
+      std::vector<std::size_t> order(merged_plan.cases.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return merged_plan.plan_index[a] < merged_plan.plan_index[b];
+      });
+      PlanFile sorted;
+      sorted.backend = merged_plan.backend;
+      sorted.debug_kernels = merged_plan.debug_kernels;
+      sorted.plan_cases = plan_cases;
+      for (std::size_t i : order) {
+        sorted.cases.push_back(merged_plan.cases[i]);
+        sorted.plan_index.push_back(merged_plan.plan_index[i]);
+      }
+      write_plan(out / "plan.jsonl", sorted);
+    }
+    write_results_csv(out / "results.csv", results);
+  } catch (const ResultsExistError& e) {
+    std::fprintf(stderr, "attnscope merge: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnscope merge: cannot write %s: %s\n", out.c_str(), e.what());
+    return kExitCaseFailed;
+  }
+
+  std::fputs(format_summary(results, run.baseline).c_str(), stdout);
+  std::printf("merged %zu inputs: %zu cases -> %s\n", inputs.size(), results.size(),
+              (out / "results.jsonl").c_str());
+  int exit_code = kExitOk;
+  if (duplicates)
+    std::fprintf(stderr, "attnscope merge: %zu duplicate case lines dropped (first kept)\n", duplicates);
+  if (unplanned)
+    std::fprintf(stderr, "attnscope merge: %zu cases come from inputs without plan.jsonl\n", unplanned);
+  if (shard_n > 0) {
+    std::string missing;
+    for (int k = 1; k <= shard_n; ++k)
+      if (!shards_seen.count(k))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(k) + "/" + std::to_string(shard_n);
+    if (!missing.empty()) {
+      std::fprintf(stderr, "attnscope merge: missing shards: %s\n", missing.c_str());
+      exit_code = kExitCaseFailed;
+    }
+  }
+  std::size_t no_result = 0;
+  for (const auto& [id, pos] : position) no_result += seen.count(id) ? 0 : 1;
+  if (no_result) {
+    std::fprintf(stderr,
+                 "attnscope merge: %zu planned cases have no result yet; finish their shard with "
+                 "attnscope run --resume DIR and merge again\n",
+                 no_result);
+    exit_code = kExitCaseFailed;
+  }
+  return exit_code;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,131 @@
+// `attnscope plot RESULTS... --x AXIS --y Y ...`: reads the runs, builds the plot model, lays it
+// out and writes a PNG headless; bad input exits 2 naming the flag, the value and what is allowed.
+#include "app/cli/plot_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "app/cli/commands.hpp"
+#include "reports/jsonl_store.hpp"
+#include "reports/plot/plot_build.hpp"
+#include "reports/plot/raster.hpp"
+
+namespace attn::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMinSide = 64, kMaxSide = 8192;  // [px]
+
+// "800x500" -> {800, 500}; throws PlotSpecError naming --size.
+std::pair<int, int> parse_size(const std::string& s) {
+  const auto bad = [&](const std::string& why) {
+    return plot::PlotSpecError(fmt::format(
+        "--size {}: {}; expected WxH with each side in {}..{} px, e.g. 800x500", s, why, kMinSide, kMaxSide));
+  };
+  const auto x = s.find_first_of("xX");
+  if (x == std::string::npos) throw bad("no 'x' between width and height");
+  int wh[2] = {0, 0};
+  const std::string parts[2] = {s.substr(0, x), s.substr(x + 1)};
+  for (int i = 0; i < 2; ++i) {
+    if (parts[i].empty() || parts[i].find_first_not_of("0123456789") != std::string::npos ||
+        parts[i].size() > 6)
+      throw bad("'" + parts[i] + "' is not a whole number");
+    wh[i] = std::stoi(parts[i]);
+    if (wh[i] < kMinSide || wh[i] > kMaxSide) throw bad(fmt::format("{} is out of range", wh[i]));
+  }
+  return {wh[0], wh[1]};
+}
+
+fs::path results_file(const std::string& arg) {
+  const fs::path p(arg);
+  if (fs::is_directory(p)) return p / "results.jsonl";
+  return p;
+}
+
+}  // namespace
+
+void add_plot_flags(CLI::App& cmd, PlotOptions& o) {
+  cmd.add_option("results", o.results, "results.jsonl files or run directories (runs/<id>/)")->required();
+  cmd.add_option("--x", o.x,
+                 "x axis: batch, tokens, heads, heads_kv, hidden, seq, seq_q, seq_kv, head_dim, "
+                 "head_dim_v (or, with --kind bars, dtype, causal, window, mask, knobs)")
+      ->capture_default_str();
+  cmd.add_option("--y", o.y,
+                 "tflops | speedup | latency | gbps | any metric in the records (median_ms, "
+                 "noise_pct, rel_l2, power_w, dram_throughput_pct, ...)")
+      ->capture_default_str();
+  cmd.add_option("--baseline", o.baseline, "kernel speedups refer to (default: the run's baseline)");
+  cmd.add_option("--group-by", o.group_by,
+                 "axes whose values split series, comma-separated (default: every "
+                 "axis that varies at a fixed x)")
+      ->delimiter(',');
+  cmd.add_flag("--log-x", o.log_x, "log10 x axis");
+  cmd.add_flag("--log-y", o.log_y, "log10 y axis");
+  cmd.add_option("--kind", o.kind, "line | bars | auto (bars for --y speedup, else line)")
+      ->check(CLI::IsMember({"line", "bars", "auto"}))
+      ->capture_default_str();
+  cmd.add_option("-o,--out", o.out,
+                 "PNG file, or a directory for the default name <GPU>.png / "
+                 "<GPU>_<kernel>_Speedup.png (default: the current directory)");
+  cmd.add_option("--size", o.size, "image size WxH [px]")->capture_default_str();
+  cmd.add_option("--title", o.title, "figure title (default: <GPU>: <y> vs <x>)");
+}
+
+int plot_command(const PlotOptions& o) {
+  try {
+    const auto [width, height] = parse_size(o.size);
+    std::vector<LoadedRun> runs;
+    for (const std::string& arg : o.results) {
+      const fs::path file = results_file(arg);
+      if (!fs::exists(file))
+        throw plot::PlotSpecError("RESULTS " + arg + ": no such file" +
+                                  (fs::is_directory(arg) ? " (the directory has no results.jsonl)" : ""));
+      runs.push_back(read_results(file));
+      for (const std::string& w : runs.back().warnings)
+        std::fprintf(stderr, "attnscope plot: warning: %s\n", w.c_str());
+    }
+    plot::PlotSpec spec;
+    spec.x = o.x;
+    spec.y = o.y;
+    spec.baseline = o.baseline;
+    spec.group_by = o.group_by;
+    spec.log_x = o.log_x;
+    spec.log_y = o.log_y;
+    spec.kind = o.kind == "bars" || (o.kind == "auto" && o.y == "speedup") ? plot::PlotKind::bars
+                                                                           : plot::PlotKind::line;
+    spec.title = o.title;
+    const plot::Plot p = plot::build_plot(runs, spec);
+    for (const std::string& n : p.notes) std::fprintf(stderr, "attnscope plot: note: %s\n", n.c_str());
+
+    fs::path out = o.out;
+    const std::string name = plot::default_plot_filename(runs, spec, p);
+    if (out.empty())
+      out = name;
+    else if (fs::is_directory(out) || o.out.back() == '/')
+      out /= name;
+    if (out.has_parent_path() && !fs::exists(out.parent_path()))
+      throw plot::PlotSpecError("-o " + o.out + ": directory " + out.parent_path().string() +
+                                " does not exist");
+    plot::write_png(plot::render_plot(p, width, height), out);
+    std::printf("wrote %s (%dx%d, %zu series; %s)\n", out.string().c_str(), width, height, p.series.size(),
+                plot::renderer_description().c_str());
+    return kExitOk;
+  } catch (const plot::PlotSpecError& e) {
+    std::fprintf(stderr, "attnscope plot: %s\n", e.what());
+  } catch (const ResultsFormatError& e) {
+    std::fprintf(stderr, "attnscope plot: %s\n", e.what());
+  } catch (const ResultsIoError& e) {
+    std::fprintf(stderr, "attnscope plot: %s\n", e.what());
+  } catch (const plot::PlotIoError& e) {
+    std::fprintf(stderr, "attnscope plot: %s\n", e.what());
+  } catch (const plot::FontError& e) {
+    std::fprintf(stderr, "attnscope plot: %s\n", e.what());
+  }
+  return kExitBadInput;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,97 @@
+// `attnscope report RESULTS... [-o report.md]`: the Markdown report with its figures.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/report_commands.hpp"
+#include "reports/jsonl_store.hpp"
+#include "reports/plot/raster.hpp"
+#include "reports/report_figures.hpp"
+#include "reports/report_md.hpp"
+
+namespace attn::cli {
+
+namespace fs = std::filesystem;
+
+CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
+  CLI::App* cmd =
+      app.add_subcommand("report", "Write a Markdown report (with PNG figures) of one or more results files");
+  cmd->add_option("results", o.results,
+                  "run directories or results .jsonl files (shards, external baselines such as "
+                  "tools/torch_sdpa.py's); the first one's run record describes the run")
+      ->required()
+      ->type_name("RUN_DIR|FILE...");
+  cmd->add_option("-o,--out", o.out, "report file (default: report.md in the first run's directory)")
+      ->type_name("FILE");
+  cmd->add_option("--baseline", o.baseline, "kernel that speedups refer to (default: the run's baseline)")
+      ->type_name("KERNEL");
+  cmd->add_flag("--no-figures", o.no_figures, "do not render PNG figures");
+  cmd->add_option("--width", o.width, "figure width [px]")->check(CLI::Range(320, 4000));
+  cmd->add_option("--height", o.height, "figure height [px]")->check(CLI::Range(200, 4000));
+  return cmd;
+}
+
+int make_report(const ReportCommandOptions& o, const std::string& command_line) {
+  ResultSet set;
+  try {
+    set = load_result_set(o.results);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnscope report: %s\n", e.what());
+    return kExitBadInput;
+  }
+  if (!o.baseline.empty()) {
+    std::set<std::string> kernels;
+    for (const CaseResult& c : set.cases) kernels.insert(c.kernel);
+    if (!kernels.contains(o.baseline)) {
+      std::string list;
+      for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
+      std::fprintf(stderr,
+                   "attnscope report: --baseline '%s' is not a kernel of these results; kernels: %s\n",
+                   o.baseline.c_str(), list.c_str());
+      return kExitBadInput;
+    }
+  }
+  fs::path out = o.out;
+  if (out.empty()) {
+    std::error_code ec;
+    const fs::path first = o.results.front();
+    out = (fs::is_directory(first, ec) ? first : first.parent_path()) / "report.md";
+  }
+  ReportOptions ro;
+  ro.baseline = o.baseline;
+  ro.report_command = command_line;
+  const std::string baseline = o.baseline.empty() ? set.primary().baseline : o.baseline;
+  if (!o.no_figures) {
+    FigureOptions fo;
+    fo.baseline = baseline;
+    fo.out_dir = out.parent_path() / "figures";
+    fo.link_prefix = "figures/";
+    fo.width = o.width;
+    fo.height = o.height;
+    std::vector<std::string> notes;
+    try {
+      ro.figures = render_report_figures(set, fo, notes);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "attnscope report: cannot write figures: %s\n", e.what());
+      return kExitBadInput;
+    }
+    for (const auto& n : notes) std::fprintf(stderr, "attnscope report: %s\n", n.c_str());
+  }
+  for (const auto& w : set.warnings) std::fprintf(stderr, "attnscope report: warning: %s\n", w.c_str());
+  const std::string text = markdown_report(set, ro);
+  std::error_code ec;
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path(), ec);
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) {
+    std::fprintf(stderr, "attnscope report: cannot write %s\n", out.c_str());
+    return kExitBadInput;
+  }
+  std::printf("report: %s (%zu cases, %zu figures)\n", out.c_str(), set.cases.size(), ro.figures.size());
+  return kExitOk;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,298 @@
+// SweepForm <-> overrides, command line, preset hints, preset TOML and the settings JSON.
+#include "app/gui/sweep_form.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "profiling/sweep/preset.hpp"
+
+namespace attn::gui {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep = ",") {
+  std::string s;
+  for (const std::string& x : v) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
+  return s;
+}
+
+template <class T, class F>
+std::string join_map(const std::vector<T>& v, F f, const char* sep = ",") {
+  std::vector<std::string> parts;
+  for (const T& x : v) parts.push_back(f(x));
+  return join(parts, sep);
+}
+
+std::string window_text(const Window& w) {
+  if (!w.active()) return "none";
+  return fmt::format("{},{}", w.left, w.right);
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/=+@%") ==
+          std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
+  }
+  q += '\'';
+  return q;
+}
+
+// The text of one axis in one group; empty when the group leaves it at its default.
+std::string group_field_text(const SweepGroup& g, const std::string& key) {
+  auto ints = [](const std::vector<std::int64_t>& v) {
+    return join_map(v, [](std::int64_t x) { return std::to_string(x); });
+  };
+  if (key == "batch") return ints(g.batch);
+  if (key == "tokens") return g.tokens ? std::to_string(*g.tokens) : "";
+  if (key == "heads") return ints(g.heads);
+  if (key == "hidden") return g.hidden ? std::to_string(*g.hidden) : "";
+  if (key == "heads_kv") return ints(g.heads_kv);
+  if (key == "seq_q") return ints(g.seq_q);
+  if (key == "seq_kv") return ints(g.seq_kv);
+  if (key == "head_dim") return ints(g.head_dim);
+  if (key == "head_dim_v") return ints(g.head_dim_v);
+  if (key == "dtype") return join_map(g.dtype, [](DType d) { return std::string(to_string(d)); });
+  if (key == "causal") return join_map(g.causal, [](int c) { return std::to_string(c); });
+  if (key == "window") return join_map(g.window, window_text, ";");
+  return "";
+}
+
+std::string protocol_field_text(const Protocol& p, const std::string& key) {
+  if (key == "warmup_ms") return fmt::format("{}", p.warmup_ms);
+  if (key == "min_samples") return std::to_string(p.min_samples);
+  if (key == "max_samples") return std::to_string(p.max_samples);
+  if (key == "max_time_s") return fmt::format("{}", p.max_time_s);
+  if (key == "noise") return fmt::format("{}", p.noise_pct);
+  if (key == "l2") return std::string(to_string(p.l2));
+  if (key == "seed") return std::to_string(p.seed);
+  if (key == "metrics") return p.metrics;
+  return "";
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+template <class T, class F>
+std::string toml_array(const std::vector<T>& v, F f) {
+  return "[" + join_map(v, f, ", ") + "]";
+}
+
+void write_group(std::string& out, const SweepGroup& g) {
+  auto ints = [](const std::vector<std::int64_t>& v) {
+    return toml_array(v, [](std::int64_t x) { return std::to_string(x); });
+  };
+  auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
+  if (g.tokens) line("tokens", std::to_string(*g.tokens));
+  if (!g.batch.empty()) line("batch", ints(g.batch));
+  if (g.hidden) line("hidden", std::to_string(*g.hidden));
+  if (!g.heads.empty()) line("heads", ints(g.heads));
+  if (!g.heads_kv.empty()) line("heads_kv", ints(g.heads_kv));
+  if (!g.seq_q.empty()) line("seq_q", ints(g.seq_q));
+  if (!g.seq_kv.empty()) line("seq_kv", ints(g.seq_kv));
+  if (!g.head_dim.empty()) line("head_dim", ints(g.head_dim));
+  if (!g.head_dim_v.empty()) line("head_dim_v", ints(g.head_dim_v));
+  if (!g.dtype.empty())
+    line("dtype", toml_array(g.dtype, [](DType d) { return toml_string(std::string(to_string(d))); }));
+  if (!g.causal.empty()) line("causal", toml_array(g.causal, [](int c) { return std::to_string(c); }));
+  // Always an array of arrays: one window or several read the same way.
+  if (!g.window.empty())
+    line("window",
+         toml_array(g.window, [](const Window& w) { return fmt::format("[{}, {}]", w.left, w.right); }));
+}
+
+}  // namespace
+
+const std::vector<FormField>& axis_fields() {
+  static const std::vector<FormField> f{
+      {"batch", "batch B", "--batch", &SweepForm::batch, &SweepOverrides::batch,
+       "batch sizes; replaces tokens"},
+      {"tokens", "tokens", "--tokens", &SweepForm::tokens, &SweepOverrides::tokens,
+       "B = tokens / seq_q; replaces batch"},
+      {"heads", "heads Hq", "--heads", &SweepForm::heads, &SweepOverrides::heads,
+       "query heads; replaces hidden"},
+      {"hidden", "hidden", "--hidden", &SweepForm::hidden, &SweepOverrides::hidden, "Hq = hidden / head_dim"},
+      {"heads_kv", "KV heads", "--heads-kv", &SweepForm::heads_kv, &SweepOverrides::heads_kv,
+       "key/value heads (GQA/MQA below Hq; default Hq)"},
+      {"seq", "seq S", "--seq", &SweepForm::seq, &SweepOverrides::seq, "square problems: Sq = Sk"},
+      {"seq_q", "seq Sq", "--seq-q", &SweepForm::seq_q, &SweepOverrides::seq_q, "query lengths"},
+      {"seq_kv", "seq Sk", "--seq-kv", &SweepForm::seq_kv, &SweepOverrides::seq_kv,
+       "key/value lengths (default Sq)"},
+      {"head_dim", "head dim D", "--head-dim", &SweepForm::head_dim, &SweepOverrides::head_dim,
+       "Q/K head dimension"},
+      {"head_dim_v", "head dim Dv", "--head-dim-v", &SweepForm::head_dim_v, &SweepOverrides::head_dim_v,
+       "V/O head dimension (default D)"},
+      {"dtype", "dtype", "--dtype", &SweepForm::dtype, &SweepOverrides::dtype, "fp16,bf16,fp32"},
+      {"causal", "causal", "--causal", &SweepForm::causal, &SweepOverrides::causal, "0, 1 or 0,1"},
+      {"window", "window", "--window", &SweepForm::window, &SweepOverrides::window,
+       "L,R keys left/right of the diagonal; L alone = L,0; several with ';'; none"},
+  };
+  return f;
+}
+
+const std::vector<FormField>& protocol_form_fields() {
+  static const std::vector<FormField> f{
+      {"warmup_ms", "warm-up [ms]", "--warmup-ms", &SweepForm::warmup_ms, &SweepOverrides::warmup_ms,
+       "back-to-back launches before sampling"},
+      {"min_samples", "min samples", "--min-samples", &SweepForm::min_samples, &SweepOverrides::min_samples,
+       "never stop before this many"},
+      {"max_samples", "max samples", "--max-samples", &SweepForm::max_samples, &SweepOverrides::max_samples,
+       "hard cap per case"},
+      {"max_time_s", "budget [s]", "--max-time-s", &SweepForm::max_time_s, &SweepOverrides::max_time_s,
+       "sampling time per case"},
+      {"noise", "noise [%]", "--noise", &SweepForm::noise, &SweepOverrides::noise,
+       "stop when the median's relative standard error is below this"},
+      {"l2", "L2", "--l2", &SweepForm::l2, &SweepOverrides::l2, "cold: flush before every sample; warm"},
+      {"seed", "seed", "--seed", &SweepForm::seed, &SweepOverrides::seed, "input generator seed"},
+      {"metrics", "metrics", "--metrics", &SweepForm::metrics, &SweepOverrides::metrics,
+       "CUPTI pass: default, none, +NAME,.. or NAME,.."},
+  };
+  return f;
+}
+
+SweepOverrides to_overrides(const SweepForm& form) {
+  SweepOverrides o;
+  if (!form.preset.empty()) o.preset = form.preset;
+  if (!form.kernels.empty()) o.kernels = join(form.kernels);
+  if (!form.baseline.empty()) o.baseline = form.baseline;
+  if (form.backend == "cpu" || form.backend == "cuda") o.backend = form.backend;
+  for (const auto* fields : {&axis_fields(), &protocol_form_fields()})
+    for (const FormField& f : *fields)
+      if (!(form.*f.text).empty()) o.*f.target = form.*f.text;
+  if (!form.graphs.empty()) o.graphs = form.graphs;
+  if (form.no_check == "1") o.no_check = "1";
+  if (!form.out.empty()) o.out = form.out;
+  return o;
+}
+
+SweepSpec form_spec(const SweepForm& form, const std::string& presets_dir) {
+  return spec_from_overrides(to_overrides(form), presets_dir, "");
+}
+
+std::string command_line(const SweepForm& form) {
+  std::string s = "attnscope run";
+  auto add = [&](const char* flag, const std::string& v) {
+    s += ' ';
+    s += flag;
+    s += ' ';
+    s += shell_quote(v);
+  };
+  if (!form.preset.empty()) add("--preset", form.preset);
+  if (form.backend == "cpu" || form.backend == "cuda") add("--backend", form.backend);
+  if (!form.kernels.empty()) add("--kernels", join(form.kernels));
+  if (!form.baseline.empty()) add("--baseline", form.baseline);
+  for (const auto* fields : {&axis_fields(), &protocol_form_fields()})
+    for (const FormField& f : *fields)
+      if (!(form.*f.text).empty()) add(f.flag, form.*f.text);
+  if (form.graphs == "1") s += " --graphs";
+  if (form.graphs == "0") s += " --no-graphs";
+  if (form.no_check == "1") s += " --no-check";
+  if (!form.out.empty()) add("--out", form.out);
+  return s;
+}
+
+std::string spec_field_text(const SweepSpec& spec, const std::string& key) {
+  for (const FormField& f : protocol_form_fields())
+    if (key == f.key) return protocol_field_text(spec.protocol, key);
+  std::vector<std::string> per_group;
+  std::set<std::string> seen;
+  for (const SweepGroup& g : spec.groups) {
+    std::string t = key == "seq" ? group_field_text(g, "seq_q") : group_field_text(g, key);
+    if (key == "seq" && !g.seq_kv.empty()) t.clear();   // not square
+    if (key == "seq_q" && g.seq_kv.empty()) t.clear();  // square: shown under seq
+    if (t.empty() || !seen.insert(t).second) continue;
+    per_group.push_back(t);
+  }
+  return join(per_group, " | ");
+}
+
+std::string preset_toml(const SweepSpec& spec) {
+  std::string out = "# Sweep preset written by the attnscope GUI (format: docs/presets.md).\n";
+  auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
+  if (!spec.name.empty()) line("name", toml_string(spec.name));
+  if (!spec.description.empty()) line("description", toml_string(spec.description));
+  line("kernels", toml_array(spec.kernels, toml_string));
+  if (!spec.baseline.empty()) line("baseline", toml_string(spec.baseline));
+  if (spec.backend) line("backend", toml_string(std::string(to_string(*spec.backend))));
+  out += "\n[sweep]\n";
+  if (spec.groups.size() == 1) {
+    write_group(out, spec.groups.front());
+  } else {
+    for (const SweepGroup& g : spec.groups) {
+      out += "\n[[group]]\n";
+      write_group(out, g);
+    }
+  }
+  const Protocol& p = spec.protocol;
+  out += "\n[protocol]\n";
+  line("warmup_ms", fmt::format("{}", p.warmup_ms));
+  line("min_samples", std::to_string(p.min_samples));
+  line("max_samples", std::to_string(p.max_samples));
+  line("max_time_s", fmt::format("{}", p.max_time_s));
+  line("noise_pct", fmt::format("{}", p.noise_pct));
+  line("l2", toml_string(std::string(to_string(p.l2))));
+  line("graphs", p.graphs ? "true" : "false");
+  line("graph_batch", std::to_string(p.graph_batch));
+  line("seed", std::to_string(p.seed));
+  line("check", p.check ? "true" : "false");
+  line("metrics", toml_string(p.metrics));
+  return out;
+}
+
+nlohmann::json form_to_json(const SweepForm& form) {
+  nlohmann::json j;
+  j["preset"] = form.preset;
+  j["kernels"] = form.kernels;
+  j["baseline"] = form.baseline;
+  j["backend"] = form.backend;
+  for (const auto* fields : {&axis_fields(), &protocol_form_fields()})
+    for (const FormField& f : *fields) j[f.key] = form.*f.text;
+  j["graphs"] = form.graphs;
+  j["no_check"] = form.no_check;
+  j["out"] = form.out;
+  return j;
+}
+
+SweepForm form_from_json(const nlohmann::json& j) {
+  SweepForm form;
+  if (!j.is_object()) return form;
+  auto str = [&](const char* key, std::string& slot) {
+    if (const auto it = j.find(key); it != j.end() && it->is_string()) slot = it->get<std::string>();
+  };
+  str("preset", form.preset);
+  str("baseline", form.baseline);
+  str("backend", form.backend);
+  if (form.backend != "cpu" && form.backend != "cuda") form.backend = "auto";
+  if (const auto it = j.find("kernels"); it != j.end() && it->is_array())
+    for (const auto& k : *it)
+      if (k.is_string()) form.kernels.push_back(k.get<std::string>());
+  for (const auto* fields : {&axis_fields(), &protocol_form_fields()})
+    for (const FormField& f : *fields) str(f.key, form.*f.text);
+  str("graphs", form.graphs);
+  str("no_check", form.no_check);
+  str("out", form.out);
+  return form;
+}
+
+}  // namespace attn::gui

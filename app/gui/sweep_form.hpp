@@ -1,0 +1,61 @@
+// The sweep form of the GUI as data (no ImGui): the text the user typed per field, in the CLI's
+// syntax, turned into SweepOverrides (so the GUI and `attnscope run` accept exactly the same
+// input), the equivalent command line, hints from the chosen preset, and presets written as TOML.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiling/sweep/overrides.hpp"
+#include "profiling/sweep/sweep_spec.hpp"
+
+namespace attn::gui {
+
+struct SweepForm {
+  std::string preset;                // name in the presets folder or a .toml path; empty = none
+  std::vector<std::string> kernels;  // explicit choice; empty = the preset's kernels
+  std::string baseline;              // empty = the preset's
+  std::string backend = "auto";      // auto | cpu | cuda
+  // Axes and protocol fields, in flag syntax; empty = the preset's value (or the default).
+  std::string batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal,
+      window;
+  std::string warmup_ms, min_samples, max_samples, max_time_s, noise, l2, seed, metrics;
+  std::string graphs;    // "" | "1" | "0"
+  std::string no_check;  // "" | "1"
+  std::string out;       // results directory; empty = runs/<run-id>
+};
+
+// One text field of the form, the flag it stands for and where it goes in SweepOverrides.
+struct FormField {
+  const char* key;    // "head_dim": JSON key of the settings file
+  const char* label;  // "head dim D"
+  const char* flag;   // "--head-dim"
+  std::string SweepForm::*text;
+  std::optional<std::string> SweepOverrides::*target;
+  const char* help;
+};
+const std::vector<FormField>& axis_fields();
+const std::vector<FormField>& protocol_form_fields();
+
+SweepOverrides to_overrides(const SweepForm& form);
+// The run this form describes: the preset (when set) with the fields applied. Throws SpecError
+// naming the flag, the value and what is allowed, as `attnscope run` would.
+SweepSpec form_spec(const SweepForm& form, const std::string& presets_dir);
+// "attnscope run --preset cpu-quick --seq 64,128 ...", shell-quoted where needed.
+std::string command_line(const SweepForm& form);
+
+// The value of each field in `spec`, as placeholder text: "64,128"; groups that differ are joined
+// with " | "; empty when the spec leaves the axis at its default. Keyed by FormField::key.
+std::string spec_field_text(const SweepSpec& spec, const std::string& key);
+
+// A preset file that load_preset() reads back into an equal spec (name, kernels, baseline,
+// backend, every group's axes, the whole protocol).
+std::string preset_toml(const SweepSpec& spec);
+
+nlohmann::json form_to_json(const SweepForm& form);
+// Unknown keys are ignored and wrong types leave the field at its default (a settings file from
+// another version must never stop the GUI).
+SweepForm form_from_json(const nlohmann::json& j);
+
+}  // namespace attn::gui

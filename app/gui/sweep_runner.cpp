@@ -1,0 +1,355 @@
+// JobRunner: the sweep thread (plan -> supervisor -> worker processes -> results.jsonl + store)
+// and the replay thread (a saved run fed to the store at its recorded pace).
+#include "app/gui/sweep_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "profiling/engine/engine.hpp"
+#include "profiling/worker/supervisor.hpp"
+#include "reports/plan_store.hpp"
+#include "reports/text_format.hpp"
+#include "reports/worker_json.hpp"
+
+namespace attn::gui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string utc_now(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+bool failed(Status s) {
+  return s == Status::mismatch || s == Status::fault || s == Status::timeout || s == Status::error ||
+         s == Status::oom;
+}
+
+std::string device_of(const RunInfo& run) {
+  if (run.gpu && !run.gpu->name.empty()) return run.gpu->name;
+  return run.cpu_model.empty() ? run.backend : run.cpu_model;
+}
+
+}  // namespace
+
+// Supervisor callbacks -> results file, store and progress. All on the sweep thread.
+class SweepEvents final : public SupervisorEvents {
+ public:
+  SweepEvents(JobRunner& runner, const SweepJob& job, RunInfo base, std::uint64_t key)
+      : m_runner(runner), m_job(job), m_base(std::move(base)), m_key(key) {}
+
+  void worker_ready(std::size_t, const RunInfo& device) override {
+    if (m_writer) return;
+    RunInfo run = device;
+    run.schema = m_base.schema;
+    run.run_id = m_base.run_id;
+    run.started_at = m_base.started_at;
+    run.version = m_base.version;
+    run.git_commit = m_base.git_commit;
+    run.command_line = m_base.command_line;
+    run.protocol = m_base.protocol;
+    run.baseline = m_base.baseline;
+    const fs::path file = m_job.out_dir / "results.jsonl";
+    try {
+      PlanFile plan;
+      plan.backend = m_job.backend;
+      plan.plan_cases = m_job.cases.size();
+      plan.cases = m_job.cases;
+      for (std::size_t i = 0; i < m_job.cases.size(); ++i) plan.plan_index.push_back(i);
+      write_plan(m_job.out_dir / "plan.jsonl", plan);
+      m_writer.emplace(JsonlWriter::create(file, run, m_job.spec.force));
+      m_runner.m_store.set_file(m_key, file);
+    } catch (const std::exception& e) {
+      m_fatal = e.what();
+    }
+    m_runner.m_store.set_run_info(m_key, run);
+    {
+      std::lock_guard lock(m_runner.m_mutex);
+      m_runner.m_progress.device = device_of(run);
+      m_runner.m_progress.backend = run.backend;
+      m_runner.m_progress.out_file = file;
+    }
+    // Plan-time skips are finished cases: recorded once the file is open.
+    for (const Case& c : m_job.cases) {
+      if (c.skip_reason.empty()) continue;
+      CaseResult r;
+      r.case_id = c.case_id;
+      r.kernel = c.kernel;
+      r.knobs = c.knobs;
+      r.problem = c.problem;
+      r.status = Status::skipped;
+      r.reason = c.skip_reason;
+      r.nvtx_range = nvtx_range_name(c);
+      fill_derived(r, false);
+      record(std::move(r));
+    }
+  }
+
+  void case_started(std::size_t index, std::size_t) override {
+    const Case& c = m_job.cases[index];
+    std::lock_guard lock(m_runner.m_mutex);
+    m_runner.m_progress.current = c.kernel + " " + config_label(c.problem, c.knobs);
+  }
+
+  void case_finished(std::size_t, CaseResult result) override { record(std::move(result)); }
+
+  void worker_log(std::size_t slot, const std::string& line) override {
+    m_log.push_back(fmt::format("[w{}] {}", slot, line));
+    if (m_log.size() > 200) m_log.erase(m_log.begin());
+  }
+
+  bool stop_requested() override { return m_runner.m_stop.load() || !m_fatal.empty(); }
+
+  void record(CaseResult r) {
+    if (m_writer && m_fatal.empty()) {
+      try {
+        m_writer->append(r);
+      } catch (const std::exception& e) {
+        m_fatal = std::string("cannot append to results.jsonl: ") + e.what();
+      }
+    }
+    {
+      std::lock_guard lock(m_runner.m_mutex);
+      JobProgress& p = m_runner.m_progress;
+      ++p.done;
+      if (r.status == Status::ok) ++p.ok;
+      if (r.status == Status::skipped) ++p.skipped;
+      if (failed(r.status)) ++p.failed;
+      if (r.clocks) p.clocks = r.clocks;
+      if (r.status != Status::skipped && r.wall_s > 0) {
+        m_runner.m_measured_wall_s += r.wall_s;
+        ++m_runner.m_measured;
+      }
+    }
+    m_runner.m_store.append(m_key, std::move(r));
+  }
+
+  void close() {
+    if (m_writer) {
+      try {
+        m_writer->close();
+      } catch (const std::exception& e) {
+        if (m_fatal.empty()) m_fatal = std::string("cannot close results.jsonl: ") + e.what();
+      }
+    }
+  }
+
+  bool opened() const { return m_writer.has_value(); }
+  const std::string& fatal() const { return m_fatal; }
+  const std::vector<std::string>& log() const { return m_log; }
+
+ private:
+  JobRunner& m_runner;
+  const SweepJob& m_job;
+  RunInfo m_base;
+  std::uint64_t m_key;
+  std::optional<JsonlWriter> m_writer;
+  std::string m_fatal;
+  std::vector<std::string> m_log;
+};
+
+JobRunner::~JobRunner() {
+  m_stop = true;
+  if (m_thread.joinable()) m_thread.join();
+}
+
+void JobRunner::join_finished() {
+  if (m_thread.joinable() && !running()) m_thread.join();
+}
+
+bool JobRunner::begin(const std::string& kind, std::size_t total) {
+  join_finished();
+  std::lock_guard lock(m_mutex);
+  if (m_progress.running) {
+    m_progress.message = "a " + m_progress.kind + " is running; stop it first";
+    return false;
+  }
+  m_progress = JobProgress{};
+  m_progress.running = true;
+  m_progress.kind = kind;
+  m_progress.total = total;
+  m_started = std::chrono::steady_clock::now();
+  m_measured_wall_s = 0;
+  m_measured = 0;
+  m_stop = false;
+  return true;
+}
+
+bool JobRunner::start_sweep(SweepJob job) {
+  if (!begin("sweep", job.cases.size())) return false;
+  m_thread = std::thread([this, job = std::move(job)]() mutable { run_sweep(std::move(job)); });
+  return true;
+}
+
+bool JobRunner::start_replay(LoadedRun run, fs::path source, double speed) {
+  if (!begin("replay", run.cases.size())) return false;
+  {
+    std::lock_guard lock(m_mutex);
+    m_progress.out_file = std::move(source);
+    m_progress.device = device_of(run.run);
+    m_progress.backend = run.run.backend;
+  }
+  m_thread =
+      std::thread([this, run = std::move(run), speed]() mutable { run_replay(std::move(run), speed); });
+  return true;
+}
+
+void JobRunner::stop() { m_stop = true; }
+
+bool JobRunner::running() const {
+  std::lock_guard lock(m_mutex);
+  return m_progress.running;
+}
+
+JobProgress JobRunner::progress() const {
+  std::lock_guard lock(m_mutex);
+  JobProgress p = m_progress;
+  if (p.running) {
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+    // ETA: cases still to measure x the mean wall time of those measured so far.
+    if (m_measured > 0 && p.total >= p.done) {
+      p.eta_s = m_measured_wall_s / static_cast<double>(m_measured) * static_cast<double>(p.total - p.done);
+    }
+  }
+  return p;
+}
+
+void JobRunner::run_sweep(SweepJob job) {
+  RunInfo base;
+  base.run_id = fs::path(job.out_dir).filename().string();
+  base.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  base.version = ATTNSCOPE_VERSION;
+  base.git_commit = ATTNSCOPE_GIT_COMMIT;
+  base.command_line = job.command_line;
+  base.protocol = job.spec.protocol;
+  base.baseline = job.spec.baseline;
+  base.backend = std::string(to_string(job.backend));
+
+  StoredRun stored;
+  stored.label = base.run_id;
+  stored.data.run = base;
+  stored.live = true;
+  stored.origin = "sweep";
+  const std::uint64_t key = m_store.add(std::move(stored));
+  {
+    std::lock_guard lock(m_mutex);
+    m_progress.store_key = key;
+    m_progress.backend = base.backend;
+  }
+
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < job.cases.size(); ++i)
+    if (job.cases[i].skip_reason.empty()) todo.push_back(i);
+
+  WorkerSlot slot;
+  const std::string exe = job.worker_executable.empty() ? self_executable() : job.worker_executable;
+  slot.launch.argv = {exe, "worker"};
+  slot.launch.env = {{"ATTNSCOPE_WORKER_DEVICE", "0"}};
+  slot.setup.backend = job.backend;
+  slot.setup.device = 0;
+  slot.setup.protocol = job.spec.protocol;
+  slot.label = "w0 (device 0)";
+  SupervisorOptions options;
+  options.slots.push_back(std::move(slot));
+  options.case_timeout_s = job.case_timeout_s;
+  options.start_timeout_s = std::max(120.0, job.case_timeout_s);
+  options.poll_interval_s = 0.1;
+
+  std::string message;
+  SweepEvents events(*this, job, base, key);
+  try {
+    std::error_code ec;
+    fs::create_directories(job.out_dir, ec);
+    if (ec) throw std::runtime_error("cannot create " + job.out_dir.string() + ": " + ec.message());
+    const JsonWorkerCodec codec;
+    const SupervisorSummary summary = supervise(job.cases, todo, options, codec, events);
+    events.close();
+    if (!events.fatal().empty())
+      message = "stopped: " + events.fatal();
+    else if (!events.opened())
+      message =
+          "no worker started" + (summary.errors.empty() ? std::string() : ": " + summary.errors.front());
+    else if (summary.stopped)
+      message = fmt::format("stopped; {} cases not run; results so far in {}", summary.not_run.size(),
+                            job.out_dir.string());
+    else if (!summary.errors.empty())
+      message = summary.errors.front();
+  } catch (const std::exception& e) {
+    events.close();
+    message = std::string("sweep failed: ") + e.what();
+  }
+  if (!events.opened() && !events.log().empty()) message += " (worker said: " + events.log().back() + ")";
+  m_store.set_live(key, false);
+  std::lock_guard lock(m_mutex);
+  m_progress.running = false;
+  m_progress.current.clear();
+  m_progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+  m_progress.message =
+      !message.empty()
+          ? message
+          : fmt::format("done: {} cases in {:.1f} s ({} ok, {} failed, {} skipped)", m_progress.done,
+                        m_progress.elapsed_s, m_progress.ok, m_progress.failed, m_progress.skipped);
+}
+
+void JobRunner::run_replay(LoadedRun run, double speed) {
+  StoredRun stored;
+  stored.label = run.run.run_id;
+  stored.data.run = run.run;
+  stored.live = true;
+  stored.origin = "replay";
+  const std::uint64_t key = m_store.add(std::move(stored));
+  {
+    std::lock_guard lock(m_mutex);
+    m_progress.store_key = key;
+  }
+  for (CaseResult& r : run.cases) {
+    {
+      std::lock_guard lock(m_mutex);
+      m_progress.current = r.kernel + " " + config_label(r.problem, r.knobs);
+    }
+    // The recorded pace: each case takes the wall time it took when measured, sliced so Stop
+    // answers within 50 ms.
+    const double wait_s = r.status == Status::skipped ? 0.0 : r.wall_s / speed;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    while (!m_stop && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(
+          std::min(std::chrono::duration<double>(0.05),
+                   std::chrono::duration<double>(until - std::chrono::steady_clock::now())));
+    if (m_stop) break;
+    {
+      std::lock_guard lock(m_mutex);
+      ++m_progress.done;
+      if (r.status == Status::ok) ++m_progress.ok;
+      if (r.status == Status::skipped) ++m_progress.skipped;
+      if (failed(r.status)) ++m_progress.failed;
+      if (r.clocks) m_progress.clocks = r.clocks;
+      if (r.status != Status::skipped && r.wall_s > 0) {
+        m_measured_wall_s += r.wall_s / speed;
+        ++m_measured;
+      }
+    }
+    m_store.append(key, std::move(r));
+  }
+  m_store.set_live(key, false);
+  std::lock_guard lock(m_mutex);
+  m_progress.running = false;
+  m_progress.current.clear();
+  m_progress.message =
+      m_stop ? fmt::format("replay stopped after {} of {} cases", m_progress.done, m_progress.total)
+             : fmt::format("replay done: {} cases", m_progress.done);
+}
+
+}  // namespace attn::gui

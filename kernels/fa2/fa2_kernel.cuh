@@ -1,0 +1,445 @@
+// fa2.mma kernel body: FlashAttention-2 forward on mma.sync m16n8k16 (fp32 accumulation), ldmatrix
+// from padded shared memory, cp.async K/V loads overlapped with compute (V_j lands during S = QK_j^T;
+// K_{j-1} during softmax and PV with one K buffer, during all of tile j with two), online softmax in
+// exp2 with the scale folded in, O in registers.
+// One CTA = Br query rows of one (batch, head); each warp owns Br / warps rows and all Bc keys.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/fa2/fa2_params.hpp"
+
+namespace attn::fa2 {
+
+template <int D, int Br, int Bc, int Warps, int Stages>
+struct KernelTraits {
+  static constexpr int kKBufs = Stages;
+  static constexpr int kD = D;
+  static constexpr int kBr = Br;
+  static constexpr int kBc = Bc;
+  static constexpr int kWarps = Warps;
+  static constexpr int kThreads = Warps * 32;
+  static constexpr int kStride = D + 8;  // smem row [elements]: D/8 + 1 chunks of 16 B, an odd count
+  static constexpr int kChunks = D / 8;  // 16-byte chunks in a row of global memory
+  static constexpr int kWarpRows = Br / Warps;
+  static constexpr int kMTiles = kWarpRows / 16;
+  static constexpr int kSmemQ = Br * kStride;   // [elements]
+  static constexpr int kSmemKV = Bc * kStride;  // [elements]
+  // Q, two K buffers (K_{j-1} loads during all of tile j), one V buffer [bytes].
+  static constexpr int kSmemBytes = (kSmemQ + (Stages + 1) * kSmemKV) * 2;
+  // Keys per QK/softmax/PV step: the largest of Bc, Bc/2, Bc/4 whose S registers, with O's, stay
+  // within kSubRegBudget a thread (S + O = kMTiles * (kSub + D) / 2 fp32 registers). 160 leaves
+  // ~90 registers for fragments, addresses and the softmax state under the 255 cap.
+  static constexpr int kSubRegBudget = 160;
+  static constexpr int kSub = kMTiles * (Bc + D) / 2 <= kSubRegBudget       ? Bc
+                              : kMTiles * (Bc / 2 + D) / 2 <= kSubRegBudget ? Bc / 2
+                                                                            : Bc / 4;
+  static_assert(kSub % 16 == 0, "sub-tile of keys must be a multiple of 16");
+  static_assert(
+      Stages == 2 || (Stages == 1 && kSub == Bc),
+      "one K buffer only without sub-tiles: a later sub-tile still reads K_j when K_{j-1} would land");
+  static_assert(D % 16 == 0 && D <= 256, "D must be a multiple of 16, at most 256");
+  static_assert(Bc % 16 == 0, "Bc must be a multiple of 16");
+  static_assert(kWarpRows == 16 || kWarpRows == 32, "each warp owns 16 or 32 query rows");
+  static_assert(Br % Warps == 0, "rows split evenly over warps");
+};
+
+// ---- PTX wrappers -------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; src_bytes 0 zero-fills the destination (rows past the end of a tensor).
+__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// All but the most recent commit group landed (V_j, while K_{j-1} is still in flight).
+__device__ __forceinline__ void cp_async_wait_but_one() {
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t addr, std::uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t addr, std::uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                          std::uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Block coordinates re-read in the epilogue: an opaque read stops the compiler from keeping the
+// prologue's copies (and the pointers built from them) live, i.e. spilled, across the main loop.
+__device__ __forceinline__ int ctaid_x() {
+  int v;
+  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(v));
+  return v;
+}
+__device__ __forceinline__ int ctaid_y() {
+  int v;
+  asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(v));
+  return v;
+}
+__device__ __forceinline__ int ctaid_z() {
+  int v;
+  asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(v));
+  return v;
+}
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Two fp32 values as one packed pair of T (lo in the low half), the A-operand register format.
+template <typename T>
+__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
+  std::uint32_t r;
+  if constexpr (std::is_same_v<T, __half>) {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+constexpr float kNegInf = -__builtin_huge_valf();
+
+// ---- tile loads ---------------------------------------------------------------------------------
+
+// Tile loads: a row of D elements is kChunks 16-byte chunks, copied by kLanesPerRow threads (the
+// next power of two; the extra lanes of D = 96/160/224 idle). A thread always copies the same chunk
+// of rows my_row + pass * kRowsPerPass, so its source is one pointer plus a per-pass stride, and
+// its smem destination a constant offset per pass: few live registers across the main loop.
+template <typename Tr>
+struct TileLoader {
+  static constexpr int kLanesPerRow = Tr::kChunks <= 4    ? 4
+                                      : Tr::kChunks <= 8  ? 8
+                                      : Tr::kChunks <= 16 ? 16
+                                                          : 32;
+  static constexpr int kRowsPerPass = Tr::kThreads / kLanesPerRow;
+  int my_row;
+  int my_chunk;
+  bool active;
+  std::uint32_t smem_off;  // [bytes] within a tile
+
+  __device__ __forceinline__ explicit TileLoader(int tid)
+      : my_row(tid / kLanesPerRow),
+        my_chunk(tid % kLanesPerRow),
+        active(tid % kLanesPerRow < Tr::kChunks),
+        smem_off(
+            static_cast<std::uint32_t>(((tid / kLanesPerRow) * Tr::kStride + (tid % kLanesPerRow) * 8) * 2)) {
+  }
+
+  // Rows [row0, row0 + Rows) of a BSHD tensor (row stride ld [elements]); rows >= limit are
+  // zero-filled so that padding keys give finite scores and 0 * V stays 0.
+  template <int Rows, typename T>
+  __device__ __forceinline__ void load(std::uint32_t s_tile, const T* g_base, int row0, int limit,
+                                       std::int64_t ld) const {
+    static_assert(Rows % kRowsPerPass == 0, "tile rows split evenly over passes");
+    if (!active) return;
+    const int rows_left =
+        limit - row0 - my_row;  // this thread's rows with pass * kRowsPerPass < rows_left exist
+    const T* src = g_base + static_cast<std::int64_t>(row0 + my_row) * ld + my_chunk * 8;
+    const std::int64_t pass_stride = ld * kRowsPerPass;
+#pragma unroll
+    for (int pass = 0; pass < Rows / kRowsPerPass; ++pass) {
+      const bool ok = pass * kRowsPerPass < rows_left;
+      cp_async_16(s_tile + smem_off + static_cast<std::uint32_t>(pass * kRowsPerPass * Tr::kStride * 2),
+                  ok ? static_cast<const void*>(src) : static_cast<const void*>(g_base), ok ? 16 : 0);
+      // One running pointer: without this barrier the compiler keeps a pointer per pass live
+      // across the main loop (16 registers a tensor for D=128) and spills.
+      src += pass_stride;
+      asm volatile("" : "+l"(src));
+    }
+  }
+};
+
+// ---- the kernel ---------------------------------------------------------------------------------
+
+// kBand: the causal/window band test is compiled in; without it only keys >= Sk are masked.
+template <typename T, typename Tr, bool kBand>
+__global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Params p) {
+  constexpr int D = Tr::kD, Bc = Tr::kBc, Br = Tr::kBr, kMT = Tr::kMTiles;
+  constexpr int kSub = Tr::kSub;
+  constexpr int kNT = kSub / 8;              // n8 tiles of S in one sub-tile
+  constexpr int kDT = D / 8;                 // n8 tiles of O
+  constexpr int kStrideB = Tr::kStride * 2;  // [bytes]
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* s_q = reinterpret_cast<T*>(smem_raw);
+  T* s_k = s_q + Tr::kSmemQ;  // two buffers of kSmemKV
+  T* s_v = s_k + Tr::kKBufs * Tr::kSmemKV;
+  const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t4 = lane % 4;  // mma fragment coordinates: row group, thread in quad
+  // Heavy causal row blocks (the last ones) are scheduled first.
+  const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);
+  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int row0 = m_block * Br;
+
+  const T* q_base = static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+  // K/V head pointers are rebuilt at each tile load from the block coordinates (a few integer ops
+  // per tile) instead of living in 4 registers across the loop.
+  const auto kv_head = [&p]() {
+    return (static_cast<std::int64_t>(ctaid_z()) * p.seq_kv * p.heads_kv + ctaid_y() / p.group) * D;
+  };
+
+  // Visible key range of the block: keys [key_lo, key_hi) hold every row's band.
+  const int diag_off = p.seq_kv - p.seq_q;
+  const int row_last = min(p.seq_q, row0 + Br) - 1;
+  int key_lo = 0, key_hi = p.seq_kv;
+  if constexpr (kBand) {
+    if (p.left >= 0) key_lo = max(0, row0 + diag_off - p.left);
+    if (p.right >= 0) key_hi = min(p.seq_kv, row_last + diag_off + p.right + 1);
+  }
+  const int n_lo = key_lo / Bc;
+  const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : n_lo;
+  // Keys fully visible to every row of the block: [full_lo, full_hi).
+  int full_lo = 0, full_hi = p.seq_kv;
+  if constexpr (kBand) {
+    if (p.left >= 0) full_lo = max(0, row_last + diag_off - p.left);
+    if (p.right >= 0) full_hi = min(p.seq_kv, row0 + diag_off + p.right + 1);
+  }
+
+  const TileLoader<Tr> loader(tid);
+  loader.template load<Br>(a_q, q_base, row0, p.seq_q, p.q_row_stride);
+  if (n_hi > n_lo)
+    loader.template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_head(), (n_hi - 1) * Bc, p.seq_kv,
+                             p.kv_row_stride);
+  cp_async_commit();
+
+  float o[kMT][kDT][4];
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int j = 0; j < kDT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][j][e] = 0.0f;
+  float row_max[kMT][2], row_sum[kMT][2];
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = kNegInf;
+      row_sum[mt][r] = 0.0f;
+    }
+
+  // Per-lane ldmatrix addresses [bytes]. Q (A operand): rows lane%16, column half lane/16.
+  const int warp_row0 = warp * Tr::kWarpRows;
+  const std::uint32_t q_lane =
+      a_q + static_cast<std::uint32_t>((warp_row0 + (lane & 15)) * kStrideB + (lane >> 4) * 16);
+  // K (B operand, non-transposed): keys lane%8 + 8*(lane/16), column half (lane/8)%2.
+  const std::uint32_t k_lane =
+      a_k + static_cast<std::uint32_t>(((lane & 7) + ((lane >> 4) << 3)) * kStrideB + ((lane >> 3) & 1) * 16);
+  // V (B operand through .trans): keys lane%8 + 8*((lane/8)%2), column half lane/16.
+  const std::uint32_t v_lane =
+      a_v + static_cast<std::uint32_t>(((lane & 7) + (((lane >> 3) & 1) << 3)) * kStrideB + (lane >> 4) * 16);
+
+  constexpr std::uint32_t kKBufBytes = Tr::kSmemKV * 2;
+  std::uint32_t k_buf = 0;  // [bytes] offset of K_n's buffer; K_{n-1} goes to the other one
+  for (int n = n_hi - 1; n >= n_lo; --n) {
+    cp_async_wait_all();
+    // K_n (and Q) landed; every warp finished the last tile's PV (s_v free) and QK (the other K
+    // buffer free): issue V_n and K_{n-1} now, each overlapping everything up to its first use.
+    __syncthreads();
+    loader.template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_head(), n * Bc, p.seq_kv, p.kv_row_stride);
+    cp_async_commit();
+    const bool more = n > n_lo;
+    if (Tr::kKBufs == 2 && more) {
+      loader.template load<Bc>(a_k + (k_buf ^ kKBufBytes), static_cast<const T*>(p.k) + kv_head(),
+                               (n - 1) * Bc, p.seq_kv, p.kv_row_stride);
+      cp_async_commit();
+    }
+    const std::uint32_t k_lane_n = k_lane + k_buf;
+
+    const int key0 = n * Bc;
+    // Mask only tiles that cross the band's edges or the end of the keys.
+    const bool need_mask = kBand ? (key0 < full_lo || key0 + Bc > full_hi) : (key0 + Bc > p.seq_kv);
+
+    // The tile's keys go through QK, softmax and PV in sub-tiles of kSub keys, so S (kSub/2 or
+    // kSub/4 registers a row pair) and O fit the register file together. Not unrolled: interleaving
+    // one sub-tile's QK with the last one's PV would need both S sets live (spills at D=128).
+#pragma unroll 1
+    for (int sub = 0; sub < Bc / kSub; ++sub) {
+      // S = Q K^T over keys [key0 + sub * kSub, + kSub), fp32.
+      float s[kMT][kNT][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < kNT; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mt][j][e] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t qa[kMT][4];
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(q_lane + mt * 16 * kStrideB + kk * 32, qa[mt]);
+#pragma unroll
+        for (int nj = 0; nj < kSub / 16; ++nj) {
+          std::uint32_t kb[4];
+          ldmatrix_x4(k_lane_n + (sub * kSub + nj * 16) * kStrideB + kk * 32, kb);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            mma_16816<T>(s[mt][2 * nj], qa[mt], kb[0], kb[1]);
+            mma_16816<T>(s[mt][2 * nj + 1], qa[mt], kb[2], kb[3]);
+          }
+        }
+      }
+
+      if (need_mask) {
+        const int skey0 = key0 + sub * kSub;
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            int first = 0, end = p.seq_kv;
+            if constexpr (kBand) {
+              const int diag = row0 + warp_row0 + mt * 16 + g + 8 * r + diag_off;
+              if (p.left >= 0) first = max(0, diag - p.left);
+              if (p.right >= 0) end = min(p.seq_kv, diag + p.right + 1);
+            }
+#pragma unroll
+            for (int j = 0; j < kNT; ++j)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int key = skey0 + 8 * j + 2 * t4 + e;
+                if (key < first || key >= end) s[mt][j][2 * r + e] = kNegInf;
+              }
+          }
+      }
+
+      if (sub == 0) {
+        if (Tr::kKBufs == 2 && more)
+          cp_async_wait_but_one();
+        else
+          cp_async_wait_all();
+        __syncthreads();  // V_n landed for every thread's copies (and, one buffer: K_n is free)
+        if (Tr::kKBufs == 1 && more) {
+          loader.template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_head(), (n - 1) * Bc, p.seq_kv,
+                                   p.kv_row_stride);
+          cp_async_commit();
+        }
+      }
+      // Online softmax: rows g and g + 8 of each m-tile; a row's 4 threads (one quad) share it.
+      // P leaves as packed T pairs in the A-operand layout of the PV mma (the accumulator layout of
+      // two adjacent n8 tiles is the A layout of one k16 step), halving the registers S held.
+      std::uint32_t pa[kMT][kSub / 16][4];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          float mx = row_max[mt][r];
+#pragma unroll
+          for (int j = 0; j < kNT; ++j) mx = fmaxf(mx, fmaxf(s[mt][j][2 * r], s[mt][j][2 * r + 1]));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+          // A row with no visible key so far keeps max -inf: use 0 so exp2 sees -inf, not NaN.
+          const float m_scaled = mx == kNegInf ? 0.0f : mx * p.scale_log2;
+          const float alpha = exp2_approx(row_max[mt][r] * p.scale_log2 - m_scaled);
+          row_max[mt][r] = mx;
+          float sum = 0.0f;
+#pragma unroll
+          for (int j = 0; j < kNT; ++j) {
+            const float p0 = exp2_approx(fmaf(s[mt][j][2 * r], p.scale_log2, -m_scaled));
+            const float p1 = exp2_approx(fmaf(s[mt][j][2 * r + 1], p.scale_log2, -m_scaled));
+            sum += p0 + p1;
+            pa[mt][j / 2][(j % 2) * 2 + r] = pack2<T>(p0, p1);
+          }
+          row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
+#pragma unroll
+          for (int j = 0; j < kDT; ++j) {
+            o[mt][j][2 * r] *= alpha;
+            o[mt][j][2 * r + 1] *= alpha;
+          }
+        }
+
+        // O += P V_n.
+#pragma unroll
+      for (int kk = 0; kk < kSub / 16; ++kk) {
+#pragma unroll
+        for (int dj = 0; dj < D / 16; ++dj) {
+          std::uint32_t vb[4];
+          ldmatrix_x4_trans(v_lane + (sub * kSub + kk * 16) * kStrideB + dj * 32, vb);
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt) {
+            mma_16816<T>(o[mt][2 * dj], pa[mt][kk], vb[0], vb[1]);
+            mma_16816<T>(o[mt][2 * dj + 1], pa[mt][kk], vb[2], vb[3]);
+          }
+        }
+      }
+    }
+    if (Tr::kKBufs == 2) k_buf ^= kKBufBytes;
+  }
+
+  // Epilogue: normalise, stage O through s_q (16-byte coalesced stores), write LSE.
+  cp_async_wait_all();
+  __syncthreads();
+  const int e_b = ctaid_z(), e_h = ctaid_y();
+  const int e_row0 = (static_cast<int>(gridDim.x) - 1 - ctaid_x()) * Br;
+  T* o_base = static_cast<T*>(p.o) + (static_cast<std::int64_t>(e_b) * p.seq_q * p.heads_q + e_h) * D;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[mt][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // no visible key: O = 0
+      const int lrow = warp_row0 + mt * 16 + g + 8 * r;
+#pragma unroll
+      for (int j = 0; j < kDT; ++j) {
+        const std::uint32_t pair = pack2<T>(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
+        *reinterpret_cast<std::uint32_t*>(s_q + lrow * Tr::kStride + 8 * j + 2 * t4) = pair;
+      }
+      const int row = e_row0 + lrow;
+      if (p.lse != nullptr && t4 == 0 && row < p.seq_q) {
+        // LSE = ln(sum_j exp(scale * s_ij)) = (max * scale * log2 e + log2 sum) * ln 2.
+        const float lse =
+            sum > 0.0f ? (row_max[mt][r] * p.scale_log2 + log2f(sum)) * 0.6931471805599453f : kNegInf;
+        p.lse[(static_cast<std::int64_t>(e_b) * p.heads_q + e_h) * p.seq_q + row] = lse;
+      }
+    }
+  __syncthreads();
+  constexpr int kOChunks = Br * Tr::kChunks;
+#pragma unroll
+  for (int it = 0; it < (kOChunks + Tr::kThreads - 1) / Tr::kThreads; ++it) {
+    const int c = tid + it * Tr::kThreads;
+    if (kOChunks % Tr::kThreads == 0 || c < kOChunks) {
+      const int r = c / Tr::kChunks, ch = c % Tr::kChunks;
+      const int row = e_row0 + r;
+      if (row < p.seq_q)
+        *reinterpret_cast<uint4*>(o_base + static_cast<std::int64_t>(row) * p.q_row_stride + ch * 8) =
+            *reinterpret_cast<const uint4*>(s_q + r * Tr::kStride + ch * 8);
+    }
+  }
+}
+
+}  // namespace attn::fa2

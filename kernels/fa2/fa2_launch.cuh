@@ -1,0 +1,57 @@
+// fa2.mma launch template: the one place where the runtime tile choice and mask flag become
+// template constants. Included only by the instantiation files in inst/.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/fa2/fa2_kernel.cuh"
+#include "kernels/fa2/fa2_launch.hpp"
+
+namespace attn::fa2 {
+
+template <typename T, int D, int Br, int Bc, int Warps, int Stages, bool kBand>
+void launch_fa2(const Fa2Params& p, cudaStream_t stream) {
+  using Tr = KernelTraits<D, Br, Bc, Warps, Stages>;
+  const auto kernel = fa2_fwd_kernel<T, Tr, kBand>;
+  // Over 48 KiB of dynamic shared memory needs an opt-in, once per kernel.
+  static const cudaError_t attr_status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes);
+  ATTN_CUDA_CHECK(attr_status);
+  const dim3 grid(static_cast<unsigned>((p.seq_q + Br - 1) / Br), static_cast<unsigned>(p.heads_q),
+                  static_cast<unsigned>(p.batch));
+  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
+  ATTN_CUDA_CHECK_LAUNCH("fa2.mma fa2_fwd_kernel");
+}
+
+template <DType kType>
+using DeviceType = std::conditional_t<kType == DType::fp16, __half, __nv_bfloat16>;
+
+template <DType kType, int D>
+void run_fa2(const Fa2Params& p, const TileConfig& tiles, bool band, void* stream) {
+  using T = DeviceType<kType>;
+  static_assert(kType == DType::fp16 || kType == DType::bf16, "fa2.mma takes fp16 and bf16");
+  constexpr auto kTiles = compiled_tiles(D);
+  auto st = static_cast<cudaStream_t>(stream);
+  bool launched = false;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          constexpr TileConfig c = kTiles[I];
+          if (launched || !(tiles == c)) return;
+          launched = true;
+          if (band)
+            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, true>(p, st);
+          else
+            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, false>(p, st);
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<kTiles.size()>{});
+  if (!launched)
+    throw KernelError("fa2.mma: tiles " + to_string(tiles) + " are not compiled for D=" + std::to_string(D));
+}
+
+}  // namespace attn::fa2

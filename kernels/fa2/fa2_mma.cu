@@ -1,0 +1,203 @@
+// fa2.mma: the registry entry of the FlashAttention-2 class kernel family (kernels/fa2/).
+// Variants (one per compiled tile, knobs br/bc/warps/stages; see fa2_traits.hpp for the list and the
+// default per head dim). v1: one K and one V buffer in the FA2 order (V_j lands during QK_j,
+// K_{j-1} during softmax and PV), padded smem rows, sub-tiled softmax where S and O would not fit
+// together. v2: stages = 2 K buffers (K_{j-1} issued with V_j at the top of tile j), needed by the
+// sub-tiled tiles (a later sub-tile still reads K_j) and better overlapped; stages = 1 kept where
+// its smaller footprint buys a second CTA per SM (docs/PERF.md has the numbers).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/fa2/fa2_launch.hpp"
+#include "kernels/fa2/fa2_params.hpp"
+#include "kernels/fa2/fa2_traits.hpp"
+
+namespace attn {
+
+namespace {
+
+using fa2::Fa2Params;
+using fa2::TileConfig;
+
+constexpr std::int64_t kMaxGridYZ = 65535;
+constexpr std::int64_t kMaxSeq = std::int64_t{1} << 30;  // row and key indices stay in int32
+
+int knob(const Knobs& k, const char* name) {
+  const auto it = k.find(name);
+  return it == k.end() ? 0 : it->second;
+}
+
+// The tiles the knobs ask for: a zero knob takes the default's value.
+TileConfig requested_tiles(const Knobs& k, const TileConfig& dflt) {
+  TileConfig t = dflt;
+  if (const int v = knob(k, "br")) t.br = v;
+  if (const int v = knob(k, "bc")) t.bc = v;
+  if (const int v = knob(k, "warps")) t.warps = v;
+  if (const int v = knob(k, "stages")) t.stages = v;
+  return t;
+}
+
+std::string compiled_list(int d) {
+  std::string s;
+  for (const TileConfig& t : fa2::compiled_tiles(d)) {
+    if (!s.empty()) s += ", ";
+    s += fa2::to_string(t);
+  }
+  return s;
+}
+
+bool is_compiled(int d, const TileConfig& t) {
+  for (const TileConfig& c : fa2::compiled_tiles(d))
+    if (c == t) return true;
+  return false;
+}
+
+std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    return "dtype = " + std::string(to_string(p.dtype)) + ": fa2.mma takes fp16 and bf16";
+  if (p.head_dim != p.head_dim_v)
+    return "head_dim_v = " + std::to_string(p.head_dim_v) + ": fa2.mma needs head_dim_v == head_dim (" +
+           std::to_string(p.head_dim) + ")";
+  if (!fa2::is_compiled_head_dim(static_cast<int>(p.head_dim)))
+    return "head_dim = " + std::to_string(p.head_dim) +
+           ": fa2.mma is compiled for 32, 64, 96, 128, 160, 192, 224, 256";
+  if (p.batch > kMaxGridYZ || p.heads_q > kMaxGridYZ)
+    return "batch = " + std::to_string(p.batch) + ", heads_q = " + std::to_string(p.heads_q) +
+           ": fa2.mma puts them on grid.z and grid.y, at most 65535 each";
+  if (p.seq_q > kMaxSeq || p.seq_kv > kMaxSeq)
+    return "seq_q = " + std::to_string(p.seq_q) + ", seq_kv = " + std::to_string(p.seq_kv) +
+           ": fa2.mma indexes rows in 32 bits, at most 2^30 each";
+  const int d = static_cast<int>(p.head_dim);
+  const TileConfig t = requested_tiles(knobs, fa2::compiled_tiles(d)[0]);
+  if (!is_compiled(d, t))
+    return "knobs br/bc/warps/stages = " + fa2::to_string(t) + ": not compiled for D=" + std::to_string(d) +
+           "; compiled: " + compiled_list(d);
+  return {};
+}
+
+// Calls run_fa2<dtype, D> for the runtime (dtype, D): the one switch from values to templates.
+template <DType kType>
+void dispatch_head_dim(int d, const Fa2Params& prm, const TileConfig& t, bool band, void* stream) {
+  switch (d) {
+    case 32:
+      return fa2::run_fa2<kType, 32>(prm, t, band, stream);
+    case 64:
+      return fa2::run_fa2<kType, 64>(prm, t, band, stream);
+    case 96:
+      return fa2::run_fa2<kType, 96>(prm, t, band, stream);
+    case 128:
+      return fa2::run_fa2<kType, 128>(prm, t, band, stream);
+    case 160:
+      return fa2::run_fa2<kType, 160>(prm, t, band, stream);
+    case 192:
+      return fa2::run_fa2<kType, 192>(prm, t, band, stream);
+    case 224:
+      return fa2::run_fa2<kType, 224>(prm, t, band, stream);
+    case 256:
+      return fa2::run_fa2<kType, 256>(prm, t, band, stream);
+    default:
+      throw KernelError("fa2.mma: head_dim " + std::to_string(d) + " is not compiled");
+  }
+}
+
+class Fa2MmaKernel final : public PreparedKernel {
+ public:
+  Fa2MmaKernel(const Problem& p, const TileConfig& t) : m_problem(p), m_tiles(t) {}
+
+  bool writes_lse() const override { return true; }
+
+  void run(const AttentionArgs& a) override {
+    const Problem& pr = m_problem;
+    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
+      throw KernelError("fa2.mma: scale = " + std::to_string(a.scale) +
+                        ": must be finite and > 0 (the running max is taken on unscaled scores)");
+    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
+      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+        throw KernelError(
+            "fa2.mma: Q, K, V and O must be non-null and 16-byte aligned (cp.async and 16-byte stores)");
+    Fa2Params prm;
+    prm.q = a.q;
+    prm.k = a.k;
+    prm.v = a.v;
+    prm.o = a.o;
+    prm.lse = a.lse;
+    prm.batch = static_cast<int>(pr.batch);
+    prm.heads_q = static_cast<int>(pr.heads_q);
+    prm.heads_kv = static_cast<int>(pr.heads_kv);
+    prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
+    prm.seq_q = static_cast<int>(pr.seq_q);
+    prm.seq_kv = static_cast<int>(pr.seq_kv);
+    prm.q_row_stride = pr.heads_q * pr.head_dim;
+    prm.kv_row_stride = pr.heads_kv * pr.head_dim;
+    prm.scale = a.scale;
+    prm.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * 1.4426950408889634);
+    // Bands wider than Sq + Sk change nothing: clamp so the kernel's int arithmetic cannot overflow.
+    const std::int64_t wide = pr.seq_q + pr.seq_kv;
+    std::int64_t right = pr.window.right >= 0 ? std::min(pr.window.right, wide) : -1;
+    if (pr.causal) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
+    prm.left = pr.window.left >= 0 ? static_cast<int>(std::min(pr.window.left, wide)) : -1;
+    prm.right = static_cast<int>(right);
+    const bool band = prm.left >= 0 || prm.right >= 0;
+    const int d = static_cast<int>(pr.head_dim);
+    if (pr.dtype == DType::fp16)
+      dispatch_head_dim<DType::fp16>(d, prm, m_tiles, band, a.stream);
+    else
+      dispatch_head_dim<DType::bf16>(d, prm, m_tiles, band, a.stream);
+  }
+
+ private:
+  Problem m_problem;
+  TileConfig m_tiles;
+};
+
+std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs) {
+  if (const std::string why = fa2_why_not(p, knobs); !why.empty()) throw Unsupported(why);
+  int device = 0, major = 0, minor = 0, smem_optin = 0;
+  ATTN_CUDA_CHECK(cudaGetDevice(&device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (major < 8)
+    throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+                      ": fa2.mma needs sm_80 or newer (mma.sync m16n8k16, cp.async)");
+  const int d = static_cast<int>(p.head_dim);
+  const fa2::TileChoice choice = fa2::default_tiles(d, p.dtype, p.causal, major * 10 + minor, smem_optin);
+  const TileConfig t = requested_tiles(knobs, choice.tiles);
+  if (fa2::smem_bytes(d, t) > smem_optin)
+    throw Unsupported("tiles " + fa2::to_string(t) + " need " + std::to_string(fa2::smem_bytes(d, t)) +
+                      " bytes of shared memory, this GPU allows " + std::to_string(smem_optin) + " a block");
+  return std::make_unique<Fa2MmaKernel>(p, t);
+}
+
+}  // namespace
+
+KernelSpec make_fa2_mma_spec() {
+  KernelSpec s;
+  s.id = "fa2.mma";
+  s.description =
+      "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
+      "softmax, O in registers; causal/window/GQA";
+  s.backend = Backend::cuda;
+  s.knobs = {
+      {"br", {0, 64, 128}, 0, "query rows per CTA (0 = traits default for the head dim)"},
+      {"bc", {0, 32, 64, 128}, 0, "keys per K/V tile (0 = traits default)"},
+      {"warps", {0, 4, 8}, 0, "warps per CTA (0 = traits default)"},
+      {"stages",
+       {0, 1, 2},
+       0,
+       "K buffers: 1 = FA2 order, 2 = next K loads during the whole tile (0 = default)"},
+  };
+  s.why_not = fa2_why_not;
+  s.prepare = fa2_prepare;
+  return s;
+}
+
+}  // namespace attn

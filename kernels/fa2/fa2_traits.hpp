@@ -1,0 +1,117 @@
+// fa2.mma tile traits: which (Br, Bc, warps) tiles are compiled per head dim, and the default
+// choice per (D, dtype, causal, arch) with the reason for each branch. Host-only (constexpr), so
+// the registry, the tests and the kernels agree on the same list.
+#pragma once
+#include <array>
+#include <span>
+#include <string>
+
+#include "kernels/api/dtype.hpp"
+
+namespace attn::fa2 {
+
+struct TileConfig {
+  int br = 0;     // query rows per CTA
+  int bc = 0;     // keys per K/V tile
+  int warps = 0;  // each warp owns br / warps query rows (16 or 32)
+  int stages =
+      0;  // K buffers: 1 = FA2 order (K_{j-1} loads after QK_j), 2 = K_{j-1} loads during all of tile j
+  friend constexpr bool operator==(const TileConfig&, const TileConfig&) = default;
+};
+
+// Head dims compiled (D == Dv).
+inline constexpr std::array<int, 8> kHeadDims = {32, 64, 96, 128, 160, 192, 224, 256};
+
+constexpr bool is_compiled_head_dim(int d) {
+  for (int x : kHeadDims)
+    if (x == d) return true;
+  return false;
+}
+
+// Shared memory of one CTA [bytes]: Q [br] + stages x K [bc] + V [bc] rows of D + 8 elements (the 16-byte
+// pad makes each row an odd number of 16-byte chunks, so ldmatrix rows hit distinct banks).
+constexpr int smem_bytes(int d, const TileConfig& t) { return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2; }
+
+// The tiles compiled per head dim: the default first, then alternatives kept for measurement
+// (docs/PERF.md "fa2.mma" has the numbers that decided the order).
+// D <= 128: 4 warps x 32 rows; a thread holds O in D/2 fp32 registers and S in Bc/2... Bc registers.
+inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2}};
+inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2}, {128, 64, 4, 1}};
+inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2}};
+// D=128 at S=4096 (H100, 2026-11-22): 128x32 s2 342.4 / 286.4 TFLOPS (full / causal), 128x64 s2
+// 340.8 / 278.1, 128x128x8w 285.7 / 259.1.
+inline constexpr TileConfig kTilesD128[] = {{128, 32, 4, 2}, {128, 64, 4, 2}, {128, 128, 8, 2}};
+// D >= 160: 8 warps x 16 rows (32 rows of D >= 160 would need >= 160 O registers a thread).
+inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2}};
+inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2}};
+inline constexpr TileConfig kTilesD224[] = {{128, 64, 8, 2}};
+// D=256: two CTAs of 4 warps (101 KiB each with one K buffer) beat one CTA of 8 warps.
+inline constexpr TileConfig kTilesD256[] = {{64, 64, 4, 1}, {128, 64, 8, 2}, {128, 32, 8, 2}};
+
+constexpr std::span<const TileConfig> compiled_tiles(int d) {
+  switch (d) {
+    case 32:
+      return kTilesD32;
+    case 64:
+      return kTilesD64;
+    case 96:
+      return kTilesD96;
+    case 128:
+      return kTilesD128;
+    case 160:
+      return kTilesD160;
+    case 192:
+      return kTilesD192;
+    case 224:
+      return kTilesD224;
+    case 256:
+      return kTilesD256;
+    default:
+      return {};
+  }
+}
+
+struct TileChoice {
+  TileConfig tiles;
+  const char* reason;
+};
+
+// Default tiles per (D, dtype, causal, arch). `sm` is major * 10 + minor; `smem_optin` the
+// per-block shared-memory limit [bytes]. dtype and causal do not change the choice so far: fp16
+// and bf16 run the same instructions at the same rate, and causal only skips whole tiles.
+constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool /*causal*/, [[maybe_unused]] int sm,
+                                   int smem_optin) {
+  const auto first = compiled_tiles(d);
+  if (first.empty()) return {{}, "head dim not compiled"};
+  const TileConfig t = first[0];
+  if (smem_bytes(d, t) > smem_optin) {
+    // sm_86/89 (99 KiB a block): the D >= 192 tiles with Bc=64 do not fit; the smallest compiled one
+    // does (the caller checks it again).
+    for (const TileConfig& alt : first)
+      if (smem_bytes(d, alt) <= smem_optin) return {alt, "default tiles exceed this GPU's shared memory"};
+    return {t, "no compiled tile fits this GPU's shared memory"};
+  }
+  // 32 rows a warp where O fits (D <= 128): each K/V fragment read from smem feeds two m-tiles, which
+  // keeps ldmatrix traffic under the tensor pipe's rate; 16 rows a warp reads twice as much per mma.
+  if (d <= 64)
+    return {t, "D <= 64: 128x128, 4 warps x 32 rows, 2 K buffers; softmax in 64-key steps at D=64"};
+  if (d <= 128)
+    return {t, d == 128
+                   ? "D=128: 128x32, 4 warps x 32 rows, 2 K buffers, 2 CTAs/SM by registers (measured best)"
+                   : "D=96: 128x64, 4 warps x 32 rows, 2 K buffers, 2 CTAs/SM by registers"};
+  if (d == 256) return {t, "D=256: 64x64, 4 warps x 16 rows, 1 K buffer: 101 KiB, so 2 CTAs/SM"};
+  return {t, "D 160-224: 128x64, 8 warps x 16 rows (O is D/2 registers a thread), 2 K buffers"};
+}
+
+inline std::string to_string(const TileConfig& t) {
+  std::string s = std::to_string(t.br);
+  s += 'x';
+  s += std::to_string(t.bc);
+  s += 'x';
+  s += std::to_string(t.warps);
+  s += "w s";
+  s += std::to_string(t.stages);
+  return s;
+}
+
+}  // namespace attn::fa2

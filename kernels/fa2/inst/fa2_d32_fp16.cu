@@ -1,0 +1,6 @@
+// fa2.mma instantiation: D=32, fp16, every compiled tile, with and without the band mask.
+#include "kernels/fa2/fa2_launch.cuh"
+
+namespace attn::fa2 {
+template void run_fa2<DType::fp16, 32>(const Fa2Params&, const TileConfig&, bool, void*);
+}  // namespace attn::fa2

@@ -1,0 +1,542 @@
+// build_plot(): axis and metric tables, grouping of ok cases into series, baseline speedups, the
+// generated title/subtitle and the default file name.
+#include "reports/plot/plot_build.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace attn::plot {
+
+namespace {
+
+struct AxisDef {
+  std::string name;
+  std::string label, unit;
+  std::function<double(const CaseResult&)> number;     // null for a categorical axis
+  std::function<std::string(const CaseResult&)> text;  // the series/subtitle form: "D=128", "fp16"
+};
+
+std::string knobs_text(const Knobs& k) {
+  if (k.empty()) return "default knobs";
+  std::string s;
+  for (const auto& [name, value] : k) s += (s.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  return s;
+}
+
+std::function<std::string(const CaseResult&)> prefixed(std::string prefix,
+                                                       std::function<double(const CaseResult&)> f) {
+  return [prefix = std::move(prefix), f = std::move(f)](const CaseResult& c) {
+    return prefix + fmt::format("{}", static_cast<long long>(f(c)));
+  };
+}
+
+const std::vector<AxisDef>& axis_defs() {
+  static const std::vector<AxisDef> defs = [] {
+    std::vector<AxisDef> v;
+    auto num = [&](std::string name, std::string label, std::string unit, std::string prefix,
+                   std::function<double(const CaseResult&)> f) {
+      v.push_back({std::move(name), std::move(label), std::move(unit), f, prefixed(std::move(prefix), f)});
+    };
+    auto cat = [&](std::string name, std::string label, std::function<std::string(const CaseResult&)> f) {
+      v.push_back({std::move(name), std::move(label), "", nullptr, std::move(f)});
+    };
+    auto d = [](std::int64_t x) { return static_cast<double>(x); };
+    num("batch", "Batch size", "", "B=", [=](const CaseResult& c) { return d(c.problem.batch); });
+    num("tokens", "Tokens", "tokens",
+        "T=", [=](const CaseResult& c) { return d(c.problem.batch * c.problem.seq_q); });
+    num("heads", "Query heads", "", "H=", [=](const CaseResult& c) { return d(c.problem.heads_q); });
+    num("heads_kv", "KV heads", "", "Hkv=", [=](const CaseResult& c) { return d(c.problem.heads_kv); });
+    num("hidden", "Hidden size", "",
+        "hidden=", [=](const CaseResult& c) { return d(c.problem.heads_q * c.problem.head_dim); });
+    num("seq", "Sequence length", "tokens", "S=", [=](const CaseResult& c) { return d(c.problem.seq_q); });
+    num("seq_q", "Query length", "tokens", "Sq=", [=](const CaseResult& c) { return d(c.problem.seq_q); });
+    num("seq_kv", "Key/value length", "tokens",
+        "Sk=", [=](const CaseResult& c) { return d(c.problem.seq_kv); });
+    num("head_dim", "Head dimension", "", "D=", [=](const CaseResult& c) { return d(c.problem.head_dim); });
+    num("head_dim_v", "Value head dimension", "",
+        "Dv=", [=](const CaseResult& c) { return d(c.problem.head_dim_v); });
+    cat("dtype", "Data type", [](const CaseResult& c) { return std::string(to_string(c.problem.dtype)); });
+    cat("causal", "Mask",
+        [](const CaseResult& c) { return std::string(c.problem.causal ? "causal" : "non-causal"); });
+    cat("window", "Window", [](const CaseResult& c) {
+      const Window& w = c.problem.window;
+      return w.active() ? fmt::format("win{},{}", w.left, w.right) : std::string("no window");
+    });
+    cat("mask", "Mask", [](const CaseResult& c) { return c.problem.mask_label(); });
+    cat("knobs", "Knobs", [](const CaseResult& c) { return knobs_text(c.knobs); });
+    return v;
+  }();
+  return defs;
+}
+
+// Axes a series may split on when --group-by is not given, in label order. Derived axes
+// (tokens, hidden, seq, causal, window) are covered by these.
+const std::vector<std::string> kDefaultSplitAxes{"batch",    "heads",      "heads_kv", "seq_q", "seq_kv",
+                                                 "head_dim", "head_dim_v", "dtype",    "mask",  "knobs"};
+
+const AxisDef* find_axis(const std::string& name) {
+  for (const AxisDef& a : axis_defs())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::string joined(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+struct MetricDef {
+  std::string label, unit;
+  bool higher_is_better = true;
+};
+
+// Known measurements: label, unit and direction. A metric not listed (a --metrics extra) plots
+// with its own name, higher = better.
+const std::map<std::string, MetricDef>& metric_defs() {
+  static const std::map<std::string, MetricDef> m{
+      {"tflops", {"Throughput", "TFLOPS", true}},
+      {"gbps", {"Bandwidth (Q, K, V, O once)", "GB/s", true}},
+      {"queries_per_s", {"Queries", "1/s", true}},
+      {"median_ms", {"Median time", "ms", false}},
+      {"min_ms", {"Minimum time", "ms", false}},
+      {"mean_ms", {"Mean time", "ms", false}},
+      {"std_ms", {"Time std. dev.", "ms", false}},
+      {"noise_pct", {"Noise of the median", "%", false}},
+      {"samples", {"Samples", "", true}},
+      {"rel_l2", {"Relative L2 error", "", false}},
+      {"max_abs", {"Max. abs. error", "", false}},
+      {"device_bytes_peak", {"Peak device memory", "MiB", false}},
+      {"sm_mhz", {"SM clock", "MHz", true}},
+      {"mem_mhz", {"Memory clock", "MHz", true}},
+      {"temp_c", {"Temperature", "°C", false}},
+      {"power_w", {"Power", "W", false}},
+      {"wall_s", {"Wall time per case", "s", false}},
+      {"flops", {"FLOPs", "", true}},
+      {"min_bytes", {"Minimum bytes", "B", false}},
+      {"sm_throughput_pct", {"SM throughput", "%", true}},
+      {"dram_throughput_pct", {"DRAM throughput", "%", true}},
+      {"l2_throughput_pct", {"L2 throughput", "%", true}},
+      {"tensor_pipe_pct", {"Tensor pipe utilisation", "%", true}},
+      {"achieved_occupancy_pct", {"Achieved occupancy", "%", true}},
+      {"dram_bytes", {"DRAM traffic", "B", false}},
+      {"tensor_flops", {"Tensor-core FLOPs", "", true}},
+      {"tensor_pct_of_peak", {"Tensor throughput", "% of peak", true}},
+      {"gpu_time_ns", {"GPU time", "ns", false}},
+      {"pct_of_roofline", {"Roofline attainment", "%", true}},
+      {"achieved_intensity", {"Achieved intensity", "FLOP/B", true}},
+      {"algorithmic_intensity", {"Arithmetic intensity", "FLOP/B", true}},
+  };
+  return m;
+}
+
+void put(std::map<std::string, double>& m, const std::string& k, const std::optional<double>& v) {
+  if (v && std::isfinite(*v)) m[k] = *v;
+}
+
+// CUPTI metrics and the roofline arrive with the metrics work; read them where the record type has them.
+template <class Case>
+void add_profiler_metrics(const Case& c, std::map<std::string, double>& m) {
+  if constexpr (requires { c.metrics->aggregate.extra; }) {
+    if (c.metrics) {
+      const auto& a = c.metrics->aggregate;
+      put(m, "sm_throughput_pct", a.sm_throughput_pct);
+      put(m, "dram_throughput_pct", a.dram_throughput_pct);
+      put(m, "l2_throughput_pct", a.l2_throughput_pct);
+      put(m, "tensor_pipe_pct", a.tensor_pipe_pct);
+      put(m, "achieved_occupancy_pct", a.achieved_occupancy_pct);
+      put(m, "dram_bytes", a.dram_bytes);
+      put(m, "tensor_flops", a.tensor_flops);
+      put(m, "tensor_pct_of_peak", a.tensor_pct_of_peak);
+      put(m, "gpu_time_ns", a.gpu_time_ns);
+      for (const auto& [name, value] : a.extra) put(m, name, value);
+    }
+  }
+  if constexpr (requires { c.roofline->pct_of_roofline; }) {
+    if (c.roofline) {
+      put(m, "pct_of_roofline", c.roofline->pct_of_roofline);
+      put(m, "achieved_intensity", c.roofline->achieved_intensity);
+      put(m, "algorithmic_intensity", c.roofline->algorithmic_intensity);
+    }
+  }
+}
+
+// Every numeric measurement of a case by name (the y names besides latency and speedup).
+std::map<std::string, double> case_values(const CaseResult& c) {
+  std::map<std::string, double> m;
+  put(m, "tflops", c.tflops);
+  put(m, "gbps", c.gbps);
+  put(m, "queries_per_s", c.queries_per_s);
+  if (c.timing) {
+    put(m, "median_ms", c.timing->median_ms);
+    put(m, "min_ms", c.timing->min_ms);
+    put(m, "mean_ms", c.timing->mean_ms);
+    put(m, "std_ms", c.timing->std_ms);
+    put(m, "noise_pct", c.timing->noise_pct);
+    put(m, "samples", static_cast<double>(c.timing->samples));
+  }
+  if (c.correctness) {
+    put(m, "rel_l2", c.correctness->rel_l2);
+    put(m, "max_abs", c.correctness->max_abs);
+  }
+  if (c.device_bytes_peak)
+    put(m, "device_bytes_peak", static_cast<double>(*c.device_bytes_peak) / (1024.0 * 1024.0));
+  if (c.clocks) {
+    put(m, "sm_mhz", c.clocks->sm_mhz);
+    put(m, "mem_mhz", c.clocks->mem_mhz);
+    put(m, "temp_c", c.clocks->temp_c);
+    put(m, "power_w", c.clocks->power_w);
+  }
+  if (c.wall_s > 0) put(m, "wall_s", c.wall_s);
+  if (c.flops > 0) put(m, "flops", c.flops);
+  if (c.min_bytes > 0) put(m, "min_bytes", static_cast<double>(c.min_bytes));
+  add_profiler_metrics(c, m);
+  return m;
+}
+
+std::optional<double> median_ms(const CaseResult& c) {
+  if (c.timing && c.timing->median_ms > 0 && std::isfinite(c.timing->median_ms)) return c.timing->median_ms;
+  return std::nullopt;
+}
+
+std::string gpu_name(const RunInfo& run) {
+  if (run.backend == "cpu" || !run.gpu || run.gpu->name.empty()) return "CPU";
+  return run.gpu->name;
+}
+
+std::string lower_first(std::string s) {
+  // "Sequence length" -> "sequence length", but keep acronyms such as "KV heads".
+  if (s.size() > 1 && std::isupper(static_cast<unsigned char>(s[0])) &&
+      !std::isupper(static_cast<unsigned char>(s[1])))
+    s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+struct Point {
+  std::size_t run = 0;
+  const CaseResult* c = nullptr;
+  double y = 0;
+};
+
+}  // namespace
+
+const std::vector<std::string>& plot_axes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const AxisDef& a : axis_defs()) v.push_back(a.name);
+    return v;
+  }();
+  return names;
+}
+
+std::vector<std::string> plot_metrics(const std::vector<LoadedRun>& runs) {
+  std::set<std::string> more;
+  for (const LoadedRun& r : runs)
+    for (const CaseResult& c : r.cases)
+      if (c.status == Status::ok)
+        for (const auto& [name, value] : case_values(c)) more.insert(name);
+  std::vector<std::string> out{"tflops", "speedup", "latency", "gbps"};
+  for (const std::string& m : more)
+    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  return out;
+}
+
+Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
+  const AxisDef* xdef = find_axis(spec.x);
+  if (!xdef) throw PlotSpecError("--x " + spec.x + ": unknown axis; allowed: " + joined(plot_axes()));
+  for (const std::string& g : spec.group_by) {
+    if (!find_axis(g))
+      throw PlotSpecError("--group-by " + g + ": unknown axis; allowed: " + joined(plot_axes()));
+    if (g == spec.x) throw PlotSpecError("--group-by " + g + ": that is the x axis; group by the other axes");
+  }
+  if (!xdef->number && spec.kind == PlotKind::line)
+    throw PlotSpecError("--x " + spec.x +
+                        ": a categorical axis needs --kind bars (numeric axes: batch, tokens, "
+                        "heads, heads_kv, hidden, seq, seq_q, seq_kv, head_dim, head_dim_v)");
+  if (spec.log_x && (!xdef->number || spec.kind == PlotKind::bars))
+    throw PlotSpecError("--log-x: the x axis of " + spec.x + (spec.kind == PlotKind::bars ? " bars" : "") +
+                        " is categorical; drop --log-x");
+  if (runs.empty()) throw PlotSpecError("RESULTS: no results file given");
+
+  const bool speedup = spec.y == "speedup", latency = spec.y == "latency";
+  const std::vector<std::string> allowed = plot_metrics(runs);
+  if (!speedup && !latency && std::find(allowed.begin(), allowed.end(), spec.y) == allowed.end())
+    throw PlotSpecError("--y " + spec.y +
+                        ": not a measurement in these results; allowed: " + joined(allowed));
+
+  Plot plot;
+  std::string baseline = spec.baseline;
+  if (speedup) {
+    if (baseline.empty()) baseline = runs.front().run.baseline;
+    std::set<std::string> kernels;
+    bool found = false;
+    for (const LoadedRun& r : runs)
+      for (const CaseResult& c : r.cases)
+        if (c.status == Status::ok && median_ms(c)) {
+          kernels.insert(c.kernel);
+          found = found || c.kernel == baseline;
+        }
+    const std::string have = kernels.empty() ? "none" : joined({kernels.begin(), kernels.end()});
+    if (baseline.empty())
+      throw PlotSpecError(
+          "--y speedup needs --baseline KERNEL (the results name none); kernels with ok cases: " + have);
+    if (!found)
+      throw PlotSpecError("--baseline " + baseline +
+                          ": no ok case of that kernel in the results; kernels with ok "
+                          "cases: " +
+                          have);
+  }
+
+  // The points: ok cases with a y value.
+  std::vector<Point> points;
+  std::map<std::string, int> not_ok;
+  std::size_t no_value = 0, no_baseline = 0;
+  for (std::size_t ri = 0; ri < runs.size(); ++ri) {
+    const auto& cases = runs[ri].cases;
+    for (const CaseResult& c : cases) {
+      if (c.status != Status::ok) {
+        ++not_ok[std::string(to_string(c.status))];
+        continue;
+      }
+      std::optional<double> y;
+      if (speedup) {
+        if (c.kernel == baseline) continue;
+        std::optional<double> base;
+        for (const CaseResult& b : cases)
+          if (b.kernel == baseline && b.status == Status::ok && b.problem == c.problem)
+            if (const auto m = median_ms(b); m && (!base || *m < *base)) base = m;
+        const auto m = median_ms(c);
+        if (!base) ++no_baseline;
+        if (base && m) y = *base / *m;
+      } else if (latency) {
+        y = median_ms(c);
+      } else {
+        const auto values = case_values(c);
+        if (const auto it = values.find(spec.y); it != values.end()) y = it->second;
+      }
+      if (!y) {
+        if (!speedup) ++no_value;
+        continue;
+      }
+      if (spec.log_y && !(*y > 0)) {
+        ++no_value;
+        continue;
+      }
+      points.push_back({ri, &c, *y});
+    }
+  }
+  if (!not_ok.empty()) {
+    std::vector<std::string> parts;
+    int total = 0;
+    for (const auto& [status, n] : not_ok) parts.push_back(fmt::format("{} {}", n, status)), total += n;
+    plot.notes.push_back(fmt::format("{} cases not ok are not plotted ({})", total, joined(parts)));
+  }
+  if (no_baseline)
+    plot.notes.push_back(
+        fmt::format("{} cases have no ok {} case on the same problem", no_baseline, baseline));
+  if (no_value)
+    plot.notes.push_back(
+        fmt::format("{} ok cases have no {} value{}", no_value, spec.y, spec.log_y ? " > 0" : ""));
+  if (points.empty())
+    throw PlotSpecError(
+        "--y " + spec.y + ": no ok case to plot" +
+        (speedup ? " (no kernel besides the baseline " + baseline + " shares a problem with it)" : ""));
+
+  // Split axes: as given, or those that vary between cases of one kernel at the same x.
+  std::vector<const AxisDef*> split;
+  if (!spec.group_by.empty()) {
+    for (const std::string& g : spec.group_by) split.push_back(find_axis(g));
+  } else {
+    for (const std::string& name : kDefaultSplitAxes) {
+      const AxisDef* a = find_axis(name);
+      if (a == xdef) continue;
+      // Varies among cases that agree on run, kernel, x and the axes already split on (so
+      // head_dim_v, tied to head_dim, adds no second split).
+      std::map<std::vector<std::string>, std::string> seen;
+      bool varies = false;
+      for (const Point& p : points) {
+        std::vector<std::string> key{std::to_string(p.run), p.c->kernel, xdef->text(*p.c)};
+        for (const AxisDef* done : split) key.push_back(done->text(*p.c));
+        const std::string v = a->text(*p.c);
+        const auto [it, inserted] = seen.emplace(key, v);
+        if (!inserted && it->second != v) {
+          varies = true;
+          break;
+        }
+      }
+      if (varies) split.push_back(a);
+    }
+  }
+
+  // Series keys in first-appearance order of (run, kernel), then by group text.
+  struct Group {
+    std::size_t run;
+    std::string kernel;
+    std::vector<std::string> values;
+    std::map<std::string, std::vector<Point>> by_x;  // keyed by the x text for exact matching
+  };
+  std::vector<std::string> kernel_order;
+  for (const Point& p : points)
+    if (std::find(kernel_order.begin(), kernel_order.end(), p.c->kernel) == kernel_order.end())
+      kernel_order.push_back(p.c->kernel);
+  std::map<std::tuple<std::size_t, std::size_t, std::vector<std::string>>, Group> groups;
+  for (const Point& p : points) {
+    std::vector<std::string> values;
+    for (const AxisDef* a : split) values.push_back(a->text(*p.c));
+    const std::size_t kidx = static_cast<std::size_t>(
+        std::find(kernel_order.begin(), kernel_order.end(), p.c->kernel) - kernel_order.begin());
+    Group& g = groups[{p.run, kidx, values}];
+    g.run = p.run;
+    g.kernel = p.c->kernel;
+    g.values = values;
+    g.by_x[xdef->text(*p.c)].push_back(p);
+  }
+
+  // Categories for bars: the distinct x values, numerically sorted where the axis is numeric.
+  std::vector<std::pair<double, std::string>> cats;
+  for (const Point& p : points) {
+    const std::pair<double, std::string> k{xdef->number ? xdef->number(*p.c) : 0.0, xdef->text(*p.c)};
+    if (std::find(cats.begin(), cats.end(), k) == cats.end()) cats.push_back(k);
+  }
+  if (xdef->number) std::sort(cats.begin(), cats.end());
+  const bool bars = spec.kind == PlotKind::bars;
+
+  const MetricDef* mdef = nullptr;
+  if (const auto it = metric_defs().find(spec.y); it != metric_defs().end()) mdef = &it->second;
+  const bool higher_better = speedup || (!latency && (!mdef || mdef->higher_is_better));
+  std::size_t combined = 0;
+  for (auto& [key, g] : groups) {
+    Series s;
+    std::string label = runs.size() > 1 ? runs[g.run].run.run_id + ": " + g.kernel : g.kernel;
+    for (const std::string& v : g.values) label += " " + v;
+    s.label = label;
+    s.kernel = g.kernel;
+    s.run = g.run;
+    std::vector<std::tuple<double, double, std::string>> xy;
+    for (auto& [xtext, pts] : g.by_x) {
+      if (pts.size() > 1) ++combined;
+      double best = pts.front().y;
+      std::string best_id = pts.front().c->case_id;
+      for (const Point& p : pts)
+        if (higher_better ? p.y > best : p.y < best) best = p.y, best_id = p.c->case_id;
+      double x = 0;
+      if (bars) {
+        const std::pair<double, std::string> k{xdef->number ? xdef->number(*pts.front().c) : 0.0, xtext};
+        x = static_cast<double>(std::find(cats.begin(), cats.end(), k) - cats.begin());
+      } else {
+        x = xdef->number(*pts.front().c);
+      }
+      xy.emplace_back(x, best, std::move(best_id));
+    }
+    std::sort(xy.begin(), xy.end());
+    for (const auto& [x, y, id] : xy) s.x.push_back(x), s.y.push_back(y), s.case_ids.push_back(id);
+    plot.series.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < plot.series.size(); ++i) plot.series[i].color = palette_color(i);
+  if (combined) {
+    std::vector<std::string> free_axes;
+    for (const std::string& name : kDefaultSplitAxes)
+      if (name != spec.x &&
+          std::find(spec.group_by.begin(), spec.group_by.end(), name) == spec.group_by.end())
+        free_axes.push_back(name);
+    plot.notes.push_back(
+        fmt::format("{} points stand for several cases at one x (axes not in --group-by vary); each "
+                    "shows the best value (group by one of: {})",
+                    combined, joined(free_axes)));
+  }
+
+  // Latency in µs when every value is below 1 ms, like the summary table.
+  std::string yunit = mdef ? mdef->unit : "";
+  std::string ylabel = mdef ? mdef->label : spec.y;
+  if (latency) {
+    ylabel = "Latency (median)";
+    yunit = "ms";
+    bool below_ms = true;
+    for (const Series& s : plot.series)
+      for (double y : s.y) below_ms = below_ms && y < 1;
+    if (below_ms) {
+      yunit = "µs";
+      for (Series& s : plot.series)
+        for (double& y : s.y) y *= 1e3;
+    }
+  } else if (speedup) {
+    ylabel = "Speedup over " + baseline;
+    yunit = "×";
+    plot.hlines.push_back({1.0, baseline + " = 1", Color{80, 80, 80, 255}});
+  }
+
+  plot.kind = spec.kind;
+  plot.x.label = xdef->label;
+  plot.x.unit = xdef->unit;
+  plot.x.scale = spec.log_x ? Scale::log10 : Scale::linear;
+  plot.y.label = ylabel;
+  plot.y.unit = yunit;
+  plot.y.scale = spec.log_y ? Scale::log10 : Scale::linear;
+  if (bars) {
+    for (const auto& [v, text] : cats) plot.x.categories.push_back(xdef->number ? format_tick(v, 0) : text);
+  } else {
+    // Ticks at the swept sizes when they are few: powers of two on a log axis, or evenly spaced.
+    std::vector<double> xs;
+    for (const auto& [v, text] : cats) xs.push_back(v);
+    bool even = xs.size() >= 2, pow2 = true;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (i >= 2) even = even && std::fabs((xs[i] - xs[i - 1]) - (xs[1] - xs[0])) < 1e-9 * std::fabs(xs[1]);
+      const double l = std::log2(xs[i]);
+      pow2 = pow2 && xs[i] > 0 && std::fabs(l - std::round(l)) < 1e-9;
+    }
+    if (xs.size() >= 2 && xs.size() <= 16 && (spec.log_x ? pow2 : even)) plot.x.data_ticks = xs;
+  }
+
+  // Title and the fixed axes as a subtitle.
+  std::set<std::string> gpus;
+  for (const LoadedRun& r : runs)
+    gpus.insert(gpu_name(r.run) == "CPU" && !r.run.cpu_model.empty() ? r.run.cpu_model : gpu_name(r.run));
+  const std::string where = gpus.size() == 1 ? *gpus.begin() + ": " : "";
+  std::string what = lower_first(ylabel);
+  if (spec.y == "tflops" || spec.y == "gbps") what = yunit;
+  if (latency) what = "latency";
+  if (speedup) what = "speedup over " + baseline;
+  plot.title = !spec.title.empty() ? spec.title : where + what + " vs " + lower_first(xdef->label);
+  std::vector<std::string> fixed;
+  for (const std::string& name : kDefaultSplitAxes) {
+    const AxisDef* a = find_axis(name);
+    if (a == xdef || std::find(split.begin(), split.end(), a) != split.end()) continue;
+    if ((name == "seq_q" || name == "seq_kv") && spec.x == "seq") continue;
+    std::set<std::string> values;
+    for (const Point& p : points) values.insert(a->text(*p.c));
+    if (values.size() != 1) continue;
+    const std::string v = *values.begin();
+    const CaseResult& c = *points.front().c;
+    // Leave out what equals its default: Hkv = H, Sk = Sq, Dv = D, default knobs.
+    if (name == "heads_kv" && c.problem.heads_kv == c.problem.heads_q) continue;
+    if (name == "seq_kv" && c.problem.seq_kv == c.problem.seq_q) continue;
+    if (name == "head_dim_v" && c.problem.head_dim_v == c.problem.head_dim) continue;
+    if (name == "knobs" && c.knobs.empty()) continue;
+    fixed.push_back(name == "seq_q" && c.problem.seq_kv == c.problem.seq_q ? "S=" + v.substr(3) : v);
+  }
+  plot.subtitle = joined(fixed);
+  return plot;
+}
+
+std::string default_plot_filename(const std::vector<LoadedRun>& runs, const PlotSpec& spec,
+                                  const Plot& plot) {
+  std::string gpu = runs.empty() ? "CPU" : gpu_name(runs.front().run);
+  std::replace(gpu.begin(), gpu.end(), ' ', '_');
+  std::replace(gpu.begin(), gpu.end(), '/', '_');
+  if (spec.y == "speedup") {
+    std::set<std::string> kernels;
+    for (const Series& s : plot.series) kernels.insert(s.kernel);
+    if (kernels.size() == 1) return gpu + "_" + *kernels.begin() + "_Speedup.png";
+  }
+  return gpu + ".png";
+}
+
+}  // namespace attn::plot

@@ -1,0 +1,54 @@
+// Reading several results files into one ResultSet (see result_set.hpp).
+#include "reports/result_set.hpp"
+
+#include <stdexcept>
+#include <unordered_map>
+
+#include "reports/jsonl_store.hpp"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+fs::path results_file_of(const fs::path& arg) {
+  std::error_code ec;
+  if (fs::is_directory(arg, ec)) {
+    const fs::path file = arg / "results.jsonl";
+    if (!fs::is_regular_file(file, ec))
+      throw ResultsIoError(arg.string() + ": a directory without results.jsonl (expected a run directory " +
+                           "written by `attnscope run`, or a results .jsonl file)");
+    return file;
+  }
+  if (!fs::exists(arg, ec))
+    throw ResultsIoError(arg.string() +
+                         ": no such file or directory (expected a run directory or a results " +
+                         ".jsonl file)");
+  return arg;
+}
+
+ResultSet load_result_set(const std::vector<std::string>& args) {
+  if (args.empty()) throw std::invalid_argument("no results files given");
+  ResultSet set;
+  std::unordered_map<std::string, std::size_t> seen;  // case_id -> source index
+  for (const std::string& arg : args) {
+    const fs::path file = results_file_of(arg);
+    LoadedRun loaded = read_results(file);
+    for (auto& w : loaded.warnings) set.warnings.push_back(std::move(w));
+    ResultSource src{file, std::move(loaded.run), 0};
+    const std::size_t index = set.sources.size();
+    for (CaseResult& c : loaded.cases) {
+      const auto [it, inserted] = seen.emplace(c.case_id, index);
+      if (!inserted) {
+        set.warnings.push_back(file.string() + ": case " + c.case_id + " (" + c.kernel + ") is already in " +
+                               set.sources[it->second].file.string() + "; the first record is kept");
+        continue;
+      }
+      set.cases.push_back(std::move(c));
+      ++src.cases;
+    }
+    set.sources.push_back(std::move(src));
+  }
+  return set;
+}
+
+}  // namespace attn

@@ -1,0 +1,134 @@
+// CUPTI metrics, launch statistics, peaks and the roofline end to end through the attnscope
+// executable on a real GPU: per-kernel rows and the aggregate for single- and multi-kernel cases,
+// FLOP counters against the counted FLOPs, --metrics none / +extra / an unknown name.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "reports/jsonl_store.hpp"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_gpu(std::string& why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    why = e != cudaSuccess ? cudaGetErrorString(e) : "no device";
+    return false;
+  }
+  return true;
+}
+
+int run_attnscope(const std::string& args, std::string& output) {
+  const char* bin = std::getenv("ATTNSCOPE_BIN");
+  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe)) output += buf.data();
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+LoadedRun sweep(const std::string& name, const std::string& args, std::string* output = nullptr) {
+  const fs::path out = fs::path(::testing::TempDir()) / ("attnscope_metrics_" + name);
+  fs::remove_all(out);
+  std::string text;
+  const int code =
+      run_attnscope("run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), text);
+  EXPECT_EQ(code, 0) << text;
+  if (output) *output = text;
+  return read_results(out / "results.jsonl");
+}
+
+const char* kShape = "--batch 2 --heads 8 --seq 1024 --head-dim 64 --dtype fp16 --causal 0";
+
+TEST(MetricsGpu, DefaultSetPerKernelAndAggregate) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  const LoadedRun run = sweep("default", std::string("--kernels cudnn.sdpa,cublas.unfused ") + kShape);
+  EXPECT_EQ(run.run.metrics_status, "ok") << run.run.metrics_reason;
+  ASSERT_TRUE(run.run.metrics_passes.has_value());
+  EXPECT_GE(*run.run.metrics_passes, 8);
+  EXPECT_TRUE(run.run.peaks.tensor_tflops_fp16_measured.has_value());
+  EXPECT_TRUE(run.run.peaks.dram_gbps_measured.has_value());
+  ASSERT_EQ(run.cases.size(), 2u);
+  for (const CaseResult& c : run.cases) {
+    SCOPED_TRACE(c.kernel);
+    ASSERT_EQ(c.status, Status::ok) << c.reason;
+    ASSERT_EQ(c.metrics_status, "ok") << c.metrics_reason;
+    ASSERT_TRUE(c.metrics.has_value());
+    ASSERT_FALSE(c.launch.empty());
+    ASSERT_EQ(c.metrics->kernels.size(), c.launch.size());
+    for (std::size_t i = 0; i < c.launch.size(); ++i) {
+      const LaunchStats& l = c.launch[i];
+      EXPECT_EQ(c.metrics->kernels[i].name, l.name);
+      EXPECT_GT(l.grid[0] * l.grid[1] * l.grid[2], 0);
+      EXPECT_GT(l.block[0] * l.block[1] * l.block[2], 0);
+      EXPECT_GT(l.regs, 0);
+      ASSERT_TRUE(l.occupancy_theoretical.has_value());
+      EXPECT_GT(*l.occupancy_theoretical, 0.0);
+      EXPECT_LE(*l.occupancy_theoretical, 100.0);
+    }
+    const KernelMetrics& a = c.metrics->aggregate;
+    ASSERT_TRUE(a.gpu_time_ns && a.dram_bytes && a.tensor_flops && a.sm_throughput_pct);
+    EXPECT_GT(*a.gpu_time_ns, 0);
+    EXPECT_GT(*a.sm_throughput_pct, 0);
+    EXPECT_LE(*a.sm_throughput_pct, 100);
+    // Q, K, V in and O out must cross DRAM at least once after the L2 flush (cold mode).
+    EXPECT_GT(*a.dram_bytes, 0.5 * static_cast<double>(c.min_bytes));
+    ASSERT_TRUE(c.roofline.has_value());
+    EXPECT_EQ(c.roofline->peak_source, "measured");
+    EXPECT_TRUE(c.roofline->achieved_intensity.has_value());
+    EXPECT_NE(c.ncu_command.find("--nvtx-include 'attnscope@"), std::string::npos) << c.ncu_command;
+    EXPECT_TRUE(c.clocks.has_value());
+  }
+  // cublas.unfused: two GEMMs and a softmax; its GEMMs do all of the problem's FLOPs (no mask),
+  // so the tensor counters must equal the counted FLOPs.
+  const CaseResult& unfused = run.cases[0].kernel == "cublas.unfused" ? run.cases[0] : run.cases[1];
+  EXPECT_GE(unfused.metrics->kernels.size(), 3u);
+  EXPECT_NEAR(*unfused.metrics->aggregate.tensor_flops / unfused.flops, 1.0, 0.01);
+  double sum_ns = 0;
+  for (const auto& k : unfused.metrics->kernels) sum_ns += *k.gpu_time_ns;
+  EXPECT_DOUBLE_EQ(*unfused.metrics->aggregate.gpu_time_ns, sum_ns);
+}
+
+TEST(MetricsGpu, NoneExtraAndUnknownNames) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  const LoadedRun off = sweep("none", std::string("--kernels cudnn.sdpa --metrics none ") + kShape);
+  EXPECT_EQ(off.run.metrics_status, "off");
+  ASSERT_EQ(off.cases.size(), 1u);
+  EXPECT_EQ(off.cases[0].status, Status::ok);
+  EXPECT_EQ(off.cases[0].metrics_status, "off");
+  EXPECT_FALSE(off.cases[0].metrics.has_value());
+  EXPECT_FALSE(off.cases[0].launch.empty());  // launch statistics do not need the metrics pass
+
+  const LoadedRun extra =
+      sweep("extra", std::string("--kernels cudnn.sdpa --metrics +lts__t_bytes.sum ") + kShape);
+  ASSERT_EQ(extra.cases.size(), 1u);
+  ASSERT_TRUE(extra.cases[0].metrics.has_value());
+  EXPECT_GT(extra.cases[0].metrics->aggregate.extra.at("lts__t_bytes.sum"), 0.0);
+  EXPECT_TRUE(extra.cases[0].metrics->aggregate.dram_bytes.has_value());
+
+  std::string text;
+  const int code = run_attnscope(
+      std::string("run --backend cuda --quiet --kernels cudnn.sdpa --metrics sm__no_such.sum ") + kShape +
+          " --out " + (fs::path(::testing::TempDir()) / "attnscope_bad").string(),
+      text);
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("'sm__no_such.sum' is not a metric of"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace attn

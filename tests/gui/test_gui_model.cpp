@@ -1,0 +1,149 @@
+// GUI model tests (label gui, no display needed): the sweep form's overrides and presets, the
+// settings file, and the result store's once-per-frame snapshot.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "app/gui/persistence.hpp"
+#include "app/gui/result_store.hpp"
+#include "app/gui/sweep_form.hpp"
+#include "profiling/sweep/preset.hpp"
+
+namespace attn::gui {
+
+namespace {
+namespace fs = std::filesystem;
+const std::string kPresets = std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/presets";
+}  // namespace
+
+TEST(GuiForm, FieldsBecomeTheSameOverridesAsFlags) {
+  SweepForm f;
+  f.preset = "cpu-quick";
+  f.seq = "64,128";
+  f.head_dim = "32";
+  f.noise = "5";
+  f.metrics = "none";
+  const SweepOverrides o = to_overrides(f);
+  ASSERT_TRUE(o.seq && o.head_dim && o.noise && o.metrics);
+  EXPECT_EQ(*o.seq, "64,128");
+  EXPECT_FALSE(o.batch.has_value());
+  const SweepSpec spec = form_spec(f, kPresets);
+  EXPECT_EQ(spec.kernels, (std::vector<std::string>{"cpu.reference", "cpu.flash"}));
+  for (const SweepGroup& g : spec.groups) EXPECT_EQ(g.seq_q, (std::vector<std::int64_t>{64, 128}));
+  EXPECT_DOUBLE_EQ(spec.protocol.noise_pct, 5.0);
+  EXPECT_EQ(command_line(f),
+            "attnscope run --preset cpu-quick --seq 64,128 --head-dim 32 --noise 5 --metrics none");
+}
+
+TEST(GuiForm, BadFieldNamesTheFlag) {
+  SweepForm f;
+  f.preset = "cpu-quick";
+  f.head_dim = "64,abc";
+  try {
+    form_spec(f, kPresets);
+    FAIL() << "expected SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("--head-dim"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GuiForm, PresetTomlReadsBackEqual) {
+  for (const char* name : {"cpu-quick", "quick", "fa2-tokens16k"}) {
+    const SweepSpec a = load_preset(fs::path(kPresets) / (std::string(name) + ".toml"));
+    const SweepSpec b = parse_preset(preset_toml(a), "saved.toml");
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.kernels, a.kernels);
+    EXPECT_EQ(b.baseline, a.baseline);
+    EXPECT_EQ(b.backend, a.backend);
+    ASSERT_EQ(b.groups.size(), a.groups.size()) << name;
+    for (std::size_t i = 0; i < a.groups.size(); ++i) {
+      const SweepGroup &x = a.groups[i], &y = b.groups[i];
+      EXPECT_EQ(x.batch, y.batch);
+      EXPECT_EQ(x.tokens, y.tokens);
+      EXPECT_EQ(x.heads, y.heads);
+      EXPECT_EQ(x.hidden, y.hidden);
+      EXPECT_EQ(x.heads_kv, y.heads_kv);
+      EXPECT_EQ(x.seq_q, y.seq_q);
+      EXPECT_EQ(x.seq_kv, y.seq_kv);
+      EXPECT_EQ(x.head_dim, y.head_dim);
+      EXPECT_EQ(x.head_dim_v, y.head_dim_v);
+      EXPECT_EQ(x.dtype, y.dtype);
+      EXPECT_EQ(x.causal, y.causal);
+      EXPECT_EQ(x.window, y.window) << name;
+    }
+    EXPECT_EQ(b.protocol.noise_pct, a.protocol.noise_pct);
+    EXPECT_EQ(b.protocol.max_time_s, a.protocol.max_time_s);
+    EXPECT_EQ(b.protocol.min_samples, a.protocol.min_samples);
+    EXPECT_EQ(b.protocol.metrics, a.protocol.metrics);
+  }
+}
+
+TEST(GuiForm, HintsShowThePresetValuesPerGroup) {
+  const SweepSpec s = load_preset(fs::path(kPresets) / "cpu-quick.toml");
+  EXPECT_EQ(spec_field_text(s, "heads"), "4 | 8");
+  EXPECT_EQ(spec_field_text(s, "seq"), "128 | 512 | 256");
+  EXPECT_EQ(spec_field_text(s, "seq_q"), "64");
+  EXPECT_EQ(spec_field_text(s, "window"), "32,0");
+  EXPECT_EQ(spec_field_text(s, "noise"), "2");
+}
+
+TEST(GuiSettings, RoundTripAndLenientRead) {
+  const fs::path file =
+      fs::temp_directory_path() / ("attnscope-gui-settings-" + std::to_string(::getpid()) + ".json");
+  GuiSettings s;
+  s.width = 1234;
+  s.layout.left_w = 300;
+  s.form.preset = "quick";
+  s.form.kernels = {"cudnn.sdpa"};
+  s.form.seq = "512:4096:x2";
+  s.plot.tab = "speedup";
+  s.plot.log_x = true;
+  add_recent(s, "/tmp/a.jsonl");
+  add_recent(s, "/tmp/b.jsonl");
+  add_recent(s, "/tmp/a.jsonl");
+  save_settings(file, s);
+  std::string warning;
+  const GuiSettings r = load_settings(file, warning);
+  EXPECT_TRUE(warning.empty());
+  EXPECT_EQ(r.width, 1234);
+  EXPECT_FLOAT_EQ(r.layout.left_w, 300);
+  EXPECT_EQ(r.form.kernels, s.form.kernels);
+  EXPECT_EQ(r.form.seq, "512:4096:x2");
+  EXPECT_EQ(r.plot.tab, "speedup");
+  EXPECT_TRUE(r.plot.log_x);
+  EXPECT_EQ(r.recent, (std::vector<std::string>{"/tmp/a.jsonl", "/tmp/b.jsonl"}));
+
+  std::ofstream(file) << R"({"width": "wide", "sweep": {"seq": 5, "head_dim": "64"}, "layout": [1]})";
+  const GuiSettings bad = load_settings(file, warning);
+  EXPECT_EQ(bad.width, 1600);  // wrong type: default
+  EXPECT_EQ(bad.form.seq, "");
+  EXPECT_EQ(bad.form.head_dim, "64");
+  std::ofstream(file) << "{not json";
+  load_settings(file, warning);
+  EXPECT_NE(warning.find("not valid JSON"), std::string::npos);
+  fs::remove(file);
+}
+
+TEST(GuiStore, SnapshotCopiesOnlyAfterAChange) {
+  ResultStore store;
+  std::uint64_t seen = 0;
+  std::vector<StoredRun> runs;
+  EXPECT_TRUE(store.snapshot_if_changed(seen, runs));
+  EXPECT_TRUE(runs.empty());
+  EXPECT_FALSE(store.snapshot_if_changed(seen, runs));
+  StoredRun r;
+  r.label = "live";
+  const std::uint64_t key = store.add(r);
+  CaseResult c;
+  c.case_id = "abc";
+  store.append(key, c);
+  EXPECT_TRUE(store.snapshot_if_changed(seen, runs));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].data.cases.size(), 1u);
+  EXPECT_FALSE(store.snapshot_if_changed(seen, runs));
+  store.remove(key);
+  EXPECT_TRUE(store.snapshot_if_changed(seen, runs));
+  EXPECT_TRUE(runs.empty());
+}
+
+}  // namespace attn::gui
