@@ -254,16 +254,7 @@ class RunState {
       const Case& c = m_rp.file.cases[i];
       if (c.skip_reason.empty() || finished(i)) continue;
       begin(i);
-      CaseResult r;
-      r.case_id = c.case_id;
-      r.kernel = c.kernel;
-      r.knobs = c.knobs;
-      r.problem = c.problem;
-      r.status = Status::skipped;
-      r.reason = c.skip_reason;
-      r.nvtx_range = nvtx_range_name(c);
-      fill_derived(r, false);
-      record(i, std::move(r));
+      record(i, planned_skip_record(c));
     }
   }
 

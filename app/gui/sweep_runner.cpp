@@ -85,16 +85,7 @@ class SweepEvents final : public SupervisorEvents {
     // Plan-time skips are finished cases: recorded once the file is open.
     for (const Case& c : m_job.cases) {
       if (c.skip_reason.empty()) continue;
-      CaseResult r;
-      r.case_id = c.case_id;
-      r.kernel = c.kernel;
-      r.knobs = c.knobs;
-      r.problem = c.problem;
-      r.status = Status::skipped;
-      r.reason = c.skip_reason;
-      r.nvtx_range = nvtx_range_name(c);
-      fill_derived(r, false);
-      record(std::move(r));
+      record(planned_skip_record(c));
     }
   }
 

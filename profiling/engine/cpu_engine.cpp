@@ -31,12 +31,7 @@ class CpuEngine final : public CaseEngine {
 
   CaseResult run(const Case& c) override {
     const double t0 = monotonic_seconds();
-    CaseResult r;
-    r.case_id = c.case_id;
-    r.kernel = c.kernel;
-    r.knobs = c.knobs;
-    r.problem = c.problem;
-    r.nvtx_range = nvtx_range_name(c);
+    CaseResult r = case_record(c, Status::error);
     bool writes_lse = false;
     try {
       run_checked(c, r, writes_lse);

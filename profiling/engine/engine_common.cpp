@@ -46,6 +46,24 @@ void fill_derived(CaseResult& r, bool writes_lse) {
   }
 }
 
+CaseResult case_record(const Case& c, Status status, std::string reason) {
+  CaseResult r;
+  r.case_id = c.case_id;
+  r.kernel = c.kernel;
+  r.knobs = c.knobs;
+  r.problem = c.problem;
+  r.status = status;
+  r.reason = std::move(reason);
+  r.nvtx_range = nvtx_range_name(c);
+  return r;
+}
+
+CaseResult planned_skip_record(const Case& c) {
+  CaseResult r = case_record(c, Status::skipped, c.skip_reason);
+  fill_derived(r, false);
+  return r;
+}
+
 std::string nvtx_range_name(const Case& c) {
   return c.kernel + "/" + c.problem.shape_label() + "/" + std::string(to_string(c.problem.dtype)) + "/" +
          c.problem.mask_label();

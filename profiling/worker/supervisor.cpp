@@ -298,14 +298,7 @@ class Run {
   // The record of a case whose worker did not answer: same identity fields as an engine result.
   CaseResult supervisor_record(std::size_t index, Status status, std::string reason, double wall_s) const {
     const Case& c = m_cases[index];
-    CaseResult r;
-    r.case_id = c.case_id;
-    r.kernel = c.kernel;
-    r.knobs = c.knobs;
-    r.problem = c.problem;
-    r.status = status;
-    r.reason = std::move(reason);
-    r.nvtx_range = nvtx_range_name(c);
+    CaseResult r = case_record(c, status, std::move(reason));
     fill_derived(r, false);
     r.wall_s = wall_s;
     return r;

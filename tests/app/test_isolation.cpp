@@ -20,33 +20,12 @@
 
 #include "profiling/worker/subprocess.hpp"
 #include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string binary() {
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  return bin ? bin : ATTNSCOPE_BINARY;
-}
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome attnscope(const std::string& args) {
-  const std::string cmd = binary() + " " + args + " 2>&1";
-  Outcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::path(::testing::TempDir()) / ("attnscope_iso_" + name);
@@ -81,7 +60,7 @@ const std::string kTwelveCases =
 // Starts `attnscope args` in the background; waits until results.jsonl holds `lines` lines.
 ChildProcess start_and_wait_for_lines(const std::string& args, const fs::path& results, std::size_t lines) {
   SpawnSpec spec;
-  spec.shell_command = "exec " + binary() + " " + args;
+  spec.shell_command = "exec " + attnscope_binary() + " " + args;
   ChildProcess child = ChildProcess::spawn(spec);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < until && !child.try_reap()) {
@@ -124,7 +103,7 @@ std::vector<int> worker_pids(const fs::path& log) {
 
 TEST(IsolationCli, IssueCommandRecordsFaultAndTimeoutAndKeepsTheRest) {
   const fs::path out = fresh_dir("issue");
-  const Outcome o = attnscope(
+  const CliOutcome o = run_cli(
       "run --backend cpu --debug-kernels --kernels cpu.flash,debug.fault,debug.hang --case-timeout 5 --batch "
       "1 "
       "--heads 1 --seq 32 --head-dim 16 --dtype fp32 --out " +
@@ -153,7 +132,7 @@ TEST(IsolationCli, IssueCommandRecordsFaultAndTimeoutAndKeepsTheRest) {
 
 TEST(IsolationCli, DebugWrongIsAMismatchAndDebugOomIsOom) {
   const fs::path out = fresh_dir("wrong_oom");
-  const Outcome o = attnscope(
+  const CliOutcome o = run_cli(
       "run --backend cpu --debug-kernels --kernels cpu.reference,debug.wrong,debug.oom --batch 2 --heads 2 "
       "--seq 24 "
       "--head-dim 8 --dtype fp32 --max-time-s 0.01 --out " +
@@ -174,7 +153,7 @@ TEST(IsolationCli, DebugWrongIsAMismatchAndDebugOomIsOom) {
 }
 
 TEST(IsolationCli, DebugKernelsAreUnknownWithoutTheFlag) {
-  const Outcome o = attnscope(
+  const CliOutcome o = run_cli(
       "run --backend cpu --kernels debug.fault --batch 1 --heads 1 --seq 16 --head-dim 8 "
       "--dtype fp32 --out " +
       fresh_dir("nodebug").string());
@@ -184,7 +163,7 @@ TEST(IsolationCli, DebugKernelsAreUnknownWithoutTheFlag) {
 
 TEST(IsolationCli, SigkillMidSweepThenResumeGivesTheUninterruptedCaseSet) {
   const fs::path whole = fresh_dir("whole");
-  ASSERT_EQ(attnscope(kTwelveCases + " --out " + whole.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(kTwelveCases + " --out " + whole.string()).exit_code, 0);
   const LoadedRun reference = read_results(whole / "results.jsonl");
   ASSERT_EQ(reference.cases.size(), 12u);
 
@@ -204,7 +183,7 @@ TEST(IsolationCli, SigkillMidSweepThenResumeGivesTheUninterruptedCaseSet) {
   ASSERT_FALSE(pids.empty());
   for (int pid : pids) EXPECT_FALSE(process_alive(pid)) << "worker " << pid << " outlived its supervisor";
 
-  const Outcome resumed = attnscope("run --resume " + out.string());
+  const CliOutcome resumed = run_cli("run --resume " + out.string());
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find(std::to_string(partial.cases.size()) + " already finished"),
             std::string::npos)
@@ -223,7 +202,7 @@ TEST(IsolationCli, ResumeDropsATornLastLineAndRerunsThatCase) {
       "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16,32,48 --head-dim 8 "
       "--dtype fp32 --max-time-s 0.01 --quiet --out " +
       out.string();
-  ASSERT_EQ(attnscope(args).exit_code, 0);
+  ASSERT_EQ(run_cli(args).exit_code, 0);
   const fs::path file = out / "results.jsonl";
   const LoadedRun before = read_results(file);
   ASSERT_EQ(before.cases.size(), 3u);
@@ -244,7 +223,7 @@ TEST(IsolationCli, ResumeDropsATornLastLineAndRerunsThatCase) {
   ASSERT_EQ(torn.warnings.size(), 1u);
   EXPECT_NE(torn.warnings[0].find("results.jsonl:4"), std::string::npos) << torn.warnings[0];
 
-  const Outcome resumed = attnscope("run --resume " + out.string() + " --quiet");
+  const CliOutcome resumed = run_cli("run --resume " + out.string() + " --quiet");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("ignored an unparsable last line"), std::string::npos) << resumed.output;
   const LoadedRun after = read_results(file);
@@ -271,7 +250,7 @@ TEST(IsolationCli, SigintStopsGracefullyWithTheSummaryAndResumeFinishes) {
   EXPECT_LT(partial.cases.size(), 12u);
   EXPECT_TRUE(fs::exists(out / "results.csv"));
 
-  const Outcome resumed = attnscope("run --resume " + out.string() + " --quiet");
+  const CliOutcome resumed = run_cli("run --resume " + out.string() + " --quiet");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   const LoadedRun run = read_results(out / "results.jsonl");
   EXPECT_EQ(run.cases.size(), 12u);
@@ -284,12 +263,12 @@ TEST(IsolationCli, ResumeOfAFinishedRunRunsNothing) {
       "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
       "--dtype fp32 --max-time-s 0.01 --quiet --out " +
       out.string();
-  ASSERT_EQ(attnscope(args).exit_code, 0);
-  const Outcome again = attnscope("run --resume " + out.string() + " --quiet");
+  ASSERT_EQ(run_cli(args).exit_code, 0);
+  const CliOutcome again = run_cli("run --resume " + out.string() + " --quiet");
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(line_count(out / "results.jsonl"), 2u);
   // The same flags again are the same plan: accepted.
-  const Outcome same = attnscope(args.substr(0, args.find(" --out")) + " --resume " + out.string());
+  const CliOutcome same = run_cli(args.substr(0, args.find(" --out")) + " --resume " + out.string());
   EXPECT_EQ(same.exit_code, 0) << same.output;
 }
 
@@ -301,7 +280,7 @@ TEST(IsolationCli, BadIsolationInputExitsTwoNamingTheFlag) {
     std::string args, message;
   };
   const fs::path finished = fresh_dir("bad_resume");
-  ASSERT_EQ(attnscope(base + "--out " + finished.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(base + "--out " + finished.string()).exit_code, 0);
   const std::vector<Bad> bad = {
       {"--shard 0/4", "--shard '0/4': k counts from 1 to n = 4"},
       {"--shard 3/2", "--shard '3/2'"},
@@ -318,7 +297,7 @@ TEST(IsolationCli, BadIsolationInputExitsTwoNamingTheFlag) {
        "pass --force to overwrite it, choose a new --out, or continue it with --resume"},
   };
   for (const Bad& b : bad) {
-    const Outcome o = attnscope(base + b.args);
+    const CliOutcome o = run_cli(base + b.args);
     EXPECT_EQ(o.exit_code, 2) << b.args << "\n" << o.output;
     EXPECT_NE(o.output.find(b.message), std::string::npos) << b.args << "\n" << o.output;
   }
@@ -331,19 +310,20 @@ TEST(IsolationCli, ShardsMergeIntoThePlanOfTheWholeRun) {
       "--head-dim 8 --dtype fp32 --max-time-s 0.01 --quiet ";
   const fs::path whole = fresh_dir("shard_whole"), s1 = fresh_dir("shard_1"), s2 = fresh_dir("shard_2"),
                  merged = fresh_dir("shard_merged");
-  ASSERT_EQ(attnscope(sweep + "--out " + whole.string()).exit_code, 0);
-  const Outcome one = attnscope(sweep + "--shard 1/2 --out " + s1.string());
+  ASSERT_EQ(run_cli(sweep + "--out " + whole.string()).exit_code, 0);
+  const CliOutcome one = run_cli(sweep + "--shard 1/2 --out " + s1.string());
   ASSERT_EQ(one.exit_code, 0) << one.output;
   EXPECT_NE(one.output.find("shard 1/2 of 6 planned"), std::string::npos) << one.output;
-  ASSERT_EQ(attnscope(sweep + "--shard 2/2 --out " + s2.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(sweep + "--shard 2/2 --out " + s2.string()).exit_code, 0);
   EXPECT_EQ(read_results(s1 / "results.jsonl").cases.size(), 4u);  // problems 1 and 3 of 3
   EXPECT_EQ(read_results(s2 / "results.jsonl").cases.size(), 2u);
 
-  const Outcome incomplete = attnscope("merge --out " + fresh_dir("shard_half").string() + " " + s2.string());
+  const CliOutcome incomplete =
+      run_cli("merge --out " + fresh_dir("shard_half").string() + " " + s2.string());
   EXPECT_EQ(incomplete.exit_code, 1) << incomplete.output;
   EXPECT_NE(incomplete.output.find("missing shards: 1/2"), std::string::npos) << incomplete.output;
 
-  const Outcome m = attnscope("merge --out " + merged.string() + " " + s2.string() + " " + s1.string());
+  const CliOutcome m = run_cli("merge --out " + merged.string() + " " + s2.string() + " " + s1.string());
   ASSERT_EQ(m.exit_code, 0) << m.output;
   const LoadedRun a = read_results(whole / "results.jsonl");
   const LoadedRun b = read_results(merged / "results.jsonl");
@@ -351,7 +331,7 @@ TEST(IsolationCli, ShardsMergeIntoThePlanOfTheWholeRun) {
   for (std::size_t i = 0; i < a.cases.size(); ++i) EXPECT_EQ(b.cases[i].case_id, a.cases[i].case_id) << i;
   EXPECT_EQ(line_count(merged / "results.csv"), 7u);
   // The merged directory carries the whole plan: resuming it has nothing left to do.
-  const Outcome resumed = attnscope("run --resume " + merged.string() + " --quiet");
+  const CliOutcome resumed = run_cli("run --resume " + merged.string() + " --quiet");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_EQ(line_count(merged / "results.jsonl"), 7u);
 }
@@ -361,7 +341,7 @@ TEST(IsolationCli, TwoWorkersAndAWorkerCommandShareTheCases) {
       "run --backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 1 "
       "--seq 16,32,48,64 --head-dim 8 --dtype fp32 --max-time-s 0.02 --quiet ";
   const fs::path two = fresh_dir("two_workers");
-  const Outcome o = attnscope(sweep + "--devices 0,1 --out " + two.string());
+  const CliOutcome o = run_cli(sweep + "--devices 0,1 --out " + two.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("2 workers"), std::string::npos) << o.output;
   const LoadedRun run = read_results(two / "results.jsonl");
@@ -371,14 +351,15 @@ TEST(IsolationCli, TwoWorkersAndAWorkerCommandShareTheCases) {
 
   // A worker command sees its device in ATTNSCOPE_WORKER_DEVICE (an ssh or srun line would pass it on).
   const fs::path cmd = fresh_dir("worker_cmd");
-  const std::string worker_cmd = "test \"$ATTNSCOPE_WORKER_DEVICE\" = 3 && exec " + binary() + " worker";
-  const Outcome c = attnscope(sweep + "--devices 3 --worker-cmd '" + worker_cmd + "' --out " + cmd.string());
+  const std::string worker_cmd =
+      "test \"$ATTNSCOPE_WORKER_DEVICE\" = 3 && exec " + attnscope_binary() + " worker";
+  const CliOutcome c = run_cli(sweep + "--devices 3 --worker-cmd '" + worker_cmd + "' --out " + cmd.string());
   ASSERT_EQ(c.exit_code, 0) << c.output;
   EXPECT_EQ(read_results(cmd / "results.jsonl").cases.size(), 8u);
 
   const fs::path broken = fresh_dir("worker_cmd_broken");
-  const Outcome b =
-      attnscope(sweep + "--worker-cmd 'echo no route to host >&2; exit 255' --out " + broken.string());
+  const CliOutcome b =
+      run_cli(sweep + "--worker-cmd 'echo no route to host >&2; exit 255' --out " + broken.string());
   EXPECT_EQ(b.exit_code, 1) << b.output;
   EXPECT_NE(b.output.find("gave up after 3 failed starts"), std::string::npos) << b.output;
   EXPECT_NE(b.output.find("no route to host"), std::string::npos) << b.output;
@@ -386,7 +367,7 @@ TEST(IsolationCli, TwoWorkersAndAWorkerCommandShareTheCases) {
 
 TEST(IsolationCli, InProcessStillRunsTheSweep) {
   const fs::path out = fresh_dir("in_process");
-  const Outcome o = attnscope(
+  const CliOutcome o = run_cli(
       "run --in-process --backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 1 "
       "--seq 16,32 --head-dim 8 --dtype fp32 --max-time-s 0.01 --out " +
       out.string());
@@ -395,7 +376,7 @@ TEST(IsolationCli, InProcessStillRunsTheSweep) {
   EXPECT_EQ(read_results(out / "results.jsonl").cases.size(), 4u);
   EXPECT_FALSE(fs::exists(out / "workers.log"));
   // An in-process run can be resumed too (plan.jsonl is written either way).
-  EXPECT_EQ(attnscope("run --resume " + out.string() + " --quiet").exit_code, 0);
+  EXPECT_EQ(run_cli("run --resume " + out.string() + " --quiet").exit_code, 0);
 }
 
 }  // namespace

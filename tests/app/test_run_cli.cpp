@@ -10,30 +10,12 @@
 #include <string>
 
 #include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome run_attnscope(const std::string& args) {
-  // ATTNSCOPE_BIN overrides the build-tree path (the binary was copied to another machine).
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
-  Outcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::path(::testing::TempDir()) / ("attnscope_" + name);
@@ -43,9 +25,10 @@ fs::path fresh_dir(const std::string& name) {
 
 TEST(RunCli, IssueCommandRunsEightCpuCasesAllOk) {
   const fs::path out = fresh_dir("issue_command");
-  const Outcome o = run_attnscope(
+  const CliOutcome o = run_cli(
       "run --backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 2 --seq 64,128 --head-dim 32,64 "
-      "--dtype fp32 --max-time-s 0.05 --out " + out.string());
+      "--dtype fp32 --max-time-s 0.05 --out " +
+      out.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const LoadedRun run = read_results(out / "results.jsonl");
   EXPECT_EQ(run.run.backend, "cpu");
@@ -73,27 +56,30 @@ TEST(RunCli, IssueCommandRunsEightCpuCasesAllOk) {
 
 TEST(RunCli, ExistingRunDirectoryNeedsForce) {
   const fs::path out = fresh_dir("force");
-  const std::string args = "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
-                           "--dtype fp32 --max-time-s 0.01 --out " + out.string();
-  ASSERT_EQ(run_attnscope(args).exit_code, 0);
+  const std::string args =
+      "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
+      "--dtype fp32 --max-time-s 0.01 --out " +
+      out.string();
+  ASSERT_EQ(run_cli(args).exit_code, 0);
   const auto before = fs::file_size(out / "results.jsonl");
-  const Outcome again = run_attnscope(args);
+  const CliOutcome again = run_cli(args);
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
   EXPECT_EQ(fs::file_size(out / "results.jsonl"), before);  // nothing lost
-  EXPECT_EQ(run_attnscope(args + " --force").exit_code, 0);
+  EXPECT_EQ(run_cli(args + " --force").exit_code, 0);
 }
 
 TEST(RunCli, MalformedFlagExitsTwoNamingFlagAndValue) {
-  const Outcome o = run_attnscope("run --backend cpu --kernels cpu.flash --head-dim 64,abc --out " +
-                                  fresh_dir("bad_flag").string());
+  const CliOutcome o = run_cli("run --backend cpu --kernels cpu.flash --head-dim 64,abc --out " +
+                               fresh_dir("bad_flag").string());
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("--head-dim"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("abc"), std::string::npos) << o.output;
 }
 
 TEST(RunCli, UnknownKernelListsTheRegistry) {
-  const Outcome o = run_attnscope("run --backend cpu --kernels cpu.flashy --out " + fresh_dir("bad_kernel").string());
+  const CliOutcome o =
+      run_cli("run --backend cpu --kernels cpu.flashy --out " + fresh_dir("bad_kernel").string());
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("cpu.flashy"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("cpu.reference"), std::string::npos) << o.output;
@@ -104,7 +90,8 @@ TEST(RunCli, MalformedPresetNamesFileAndLine) {
   fs::create_directories(dir);
   const fs::path preset = dir / "broken.toml";
   std::ofstream(preset) << "name = \"broken\"\nkernels = [\"cpu.flash\"]\n[sweep]\nhead_dim = \"64:32:x\"\n";
-  const Outcome o = run_attnscope("run --backend cpu --preset " + preset.string() + " --out " + (dir / "out").string());
+  const CliOutcome o =
+      run_cli("run --backend cpu --preset " + preset.string() + " --out " + (dir / "out").string());
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("broken.toml:4"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("head_dim"), std::string::npos) << o.output;
@@ -112,8 +99,10 @@ TEST(RunCli, MalformedPresetNamesFileAndLine) {
 
 TEST(RunCli, UnsupportedCasesAreSkippedWithTheKernelsReason) {
   const fs::path out = fresh_dir("skips");
-  const Outcome o = run_attnscope("run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
-                                  "--dtype fp16,fp32 --max-time-s 0.01 --out " + out.string());
+  const CliOutcome o = run_cli(
+      "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
+      "--dtype fp16,fp32 --max-time-s 0.01 --out " +
+      out.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const LoadedRun run = read_results(out / "results.jsonl");
   ASSERT_EQ(run.cases.size(), 2u);
@@ -132,14 +121,14 @@ TEST(RunCli, UnsupportedCasesAreSkippedWithTheKernelsReason) {
 }
 
 TEST(KernelsCli, ListsEveryRegisteredKernel) {
-  const Outcome o = run_attnscope("kernels");
+  const CliOutcome o = run_cli("kernels");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.output.find("cpu.reference"), std::string::npos);
   EXPECT_NE(o.output.find("cpu.flash"), std::string::npos);
 }
 
 TEST(DevicesCli, SaysWhetherThereIsAGpu) {
-  const Outcome o = run_attnscope("devices");
+  const CliOutcome o = run_cli("devices");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_TRUE(o.output.find("GPU 0:") != std::string::npos || o.output.find("no GPU:") != std::string::npos)
       << o.output;

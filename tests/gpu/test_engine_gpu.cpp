@@ -13,39 +13,26 @@
 #include <string>
 
 #include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
+#include "tests/support/gpu_probe.hpp"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool have_gpu(std::string& why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    why = e != cudaSuccess ? cudaGetErrorString(e) : "no device";
-    return false;
-  }
-  return true;
-}
-
-int run_attnscope(const std::string& args, std::string& output) {
-  // ATTNSCOPE_BIN overrides the build-tree path (the binary was copied to another machine).
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) output += buf.data();
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+int run_attnscope_into(const std::string& args, std::string& output) {
+  const CliOutcome o = run_cli(args);
+  output += o.output;
+  return o.exit_code;
 }
 
 LoadedRun sweep(const std::string& name, const std::string& args) {
   const fs::path out = fs::path(::testing::TempDir()) / ("attnscope_gpu_" + name);
   fs::remove_all(out);
   std::string output;
-  const int code = run_attnscope("run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), output);
+  const int code = run_attnscope_into(
+      "run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), output);
   EXPECT_EQ(code, 0) << output;
   std::printf("%s", output.c_str());
   return read_results(out / "results.jsonl");
@@ -78,18 +65,21 @@ TEST(EngineGpu, EveryKernelPassesOnRaggedShapesAndMasks) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
   // 2 seqs x 2 causal x 2 dtypes x 2 head dims x 4 kernels.
-  expect_all_ok(sweep("ragged", std::string(kAllCudaKernels) +
-                                    " --batch 3 --heads 4 --seq 17,1000 --head-dim 64,128 --dtype fp16,bf16 --causal 0,1"),
-                64);
+  expect_all_ok(
+      sweep("ragged",
+            std::string(kAllCudaKernels) +
+                " --batch 3 --heads 4 --seq 17,1000 --head-dim 64,128 --dtype fp16,bf16 --causal 0,1"),
+      64);
 }
 
 TEST(EngineGpu, GqaMqaAndUnequalLengthsBothWays) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
-  expect_all_ok(sweep("gqa", std::string(kAllCudaKernels) +
-                                 " --batch 1 --heads 32 --heads-kv 4,1 --seq-q 100,300 --seq-kv 300,100 --head-dim 64 "
-                                 "--causal 0,1"),
-                2 * 2 * 2 * 2 * 4);
+  expect_all_ok(
+      sweep("gqa", std::string(kAllCudaKernels) +
+                       " --batch 1 --heads 32 --heads-kv 4,1 --seq-q 100,300 --seq-kv 300,100 --head-dim 64 "
+                       "--causal 0,1"),
+      2 * 2 * 2 * 2 * 4);
 }
 
 TEST(EngineGpu, SlidingWindows) {
@@ -103,8 +93,9 @@ TEST(EngineGpu, SlidingWindows) {
 TEST(EngineGpu, LargeCaseUsesCudaReferenceAndSampledRows) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
-  const LoadedRun run = sweep("large", "--kernels cudnn.sdpa,cublas.unfused --batch 1 --heads 8 --seq 4096 "
-                                       "--head-dim 128 --causal 1");
+  const LoadedRun run = sweep("large",
+                              "--kernels cudnn.sdpa,cublas.unfused --batch 1 --heads 8 --seq 4096 "
+                              "--head-dim 128 --causal 1");
   expect_all_ok(run, 2);
   for (const CaseResult& c : run.cases) {
     ASSERT_TRUE(c.correctness.has_value());
@@ -119,7 +110,8 @@ TEST(EngineGpu, GraphsAndWarmL2ProduceConsistentTimings) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
   const LoadedRun plain = sweep("plain", "--kernels cudnn.sdpa --batch 1 --heads 1 --seq 128 --head-dim 64");
-  const LoadedRun graph = sweep("graph", "--kernels cudnn.sdpa --batch 1 --heads 1 --seq 128 --head-dim 64 --graphs --l2 warm");
+  const LoadedRun graph =
+      sweep("graph", "--kernels cudnn.sdpa --batch 1 --heads 1 --seq 128 --head-dim 64 --graphs --l2 warm");
   ASSERT_EQ(plain.cases.size(), 1u);
   ASSERT_EQ(graph.cases.size(), 1u);
   ASSERT_TRUE(graph.cases[0].timing && plain.cases[0].timing);
@@ -133,8 +125,9 @@ TEST(EngineGpu, CaseThatDoesNotFitIsOomAndTheSweepGoesOn) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
   // naive.unfused materialises S: 16 x 65536^2 fp32 = 256 GiB of workspace; cudnn.sdpa needs none.
-  const LoadedRun run = sweep("oom", "--kernels naive.unfused,cudnn.sdpa --batch 1 --heads 16 --seq 65536 "
-                                     "--head-dim 16 --max-time-s 0.02");
+  const LoadedRun run = sweep("oom",
+                              "--kernels naive.unfused,cudnn.sdpa --batch 1 --heads 16 --seq 65536 "
+                              "--head-dim 16 --max-time-s 0.02");
   ASSERT_EQ(run.cases.size(), 2u);
   EXPECT_EQ(run.cases[0].kernel, "naive.unfused");
   EXPECT_EQ(run.cases[0].status, Status::oom) << run.cases[0].reason;

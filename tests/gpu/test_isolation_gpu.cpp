@@ -13,32 +13,18 @@
 #include <string>
 
 #include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
+#include "tests/support/gpu_probe.hpp"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool have_gpu(std::string& why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    why = e != cudaSuccess ? cudaGetErrorString(e) : "no device";
-    return false;
-  }
-  return true;
-}
-
-int run_attnscope(const std::string& args, std::string& output) {
-  // ATTNSCOPE_BIN overrides the build-tree path (the binary was copied to another machine).
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) output += buf.data();
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+int run_attnscope_into(const std::string& args, std::string& output) {
+  const CliOutcome o = run_cli(args);
+  output += o.output;
+  return o.exit_code;
 }
 
 std::string read_text(const fs::path& p) {
@@ -58,7 +44,7 @@ TEST(IsolationGpu, IllegalAddressIsAFaultAndTheNextCaseRunsInAFreshWorker) {
   const fs::path out = fs::path(::testing::TempDir()) / "attnscope_gpu_isolation_fault";
   fs::remove_all(out);
   std::string output;
-  const int code = run_attnscope(
+  const int code = run_attnscope_into(
       "run --backend cuda --debug-kernels --kernels cuda.reference,debug.fault --batch 1 --heads 2 --seq "
       "64,128 "
       "--head-dim 64 --dtype fp16 --max-time-s 0.05 --case-timeout 120 --out " +
@@ -95,7 +81,7 @@ TEST(IsolationGpu, HangIsKilledAtTheTimeoutOomAndWrongAreReported) {
   const fs::path out = fs::path(::testing::TempDir()) / "attnscope_gpu_isolation_hang";
   fs::remove_all(out);
   std::string output;
-  const int code = run_attnscope(
+  const int code = run_attnscope_into(
       "run --backend cuda --debug-kernels --kernels cuda.reference,debug.hang,debug.oom,debug.wrong --batch "
       "2 "
       "--heads 2 --seq 96 --head-dim 64 --dtype bf16 --max-time-s 0.05 --case-timeout 15 --out " +

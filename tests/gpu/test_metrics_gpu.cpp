@@ -13,39 +13,26 @@
 #include <string>
 
 #include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
+#include "tests/support/gpu_probe.hpp"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool have_gpu(std::string& why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    why = e != cudaSuccess ? cudaGetErrorString(e) : "no device";
-    return false;
-  }
-  return true;
-}
-
-int run_attnscope(const std::string& args, std::string& output) {
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) output += buf.data();
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+int run_attnscope_into(const std::string& args, std::string& output) {
+  const CliOutcome o = run_cli(args);
+  output += o.output;
+  return o.exit_code;
 }
 
 LoadedRun sweep(const std::string& name, const std::string& args, std::string* output = nullptr) {
   const fs::path out = fs::path(::testing::TempDir()) / ("attnscope_metrics_" + name);
   fs::remove_all(out);
   std::string text;
-  const int code =
-      run_attnscope("run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), text);
+  const int code = run_attnscope_into(
+      "run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), text);
   EXPECT_EQ(code, 0) << text;
   if (output) *output = text;
   return read_results(out / "results.jsonl");
@@ -122,7 +109,7 @@ TEST(MetricsGpu, NoneExtraAndUnknownNames) {
   EXPECT_TRUE(extra.cases[0].metrics->aggregate.dram_bytes.has_value());
 
   std::string text;
-  const int code = run_attnscope(
+  const int code = run_attnscope_into(
       std::string("run --backend cuda --quiet --kernels cudnn.sdpa --metrics sm__no_such.sum ") + kShape +
           " --out " + (fs::path(::testing::TempDir()) / "attnscope_bad").string(),
       text);

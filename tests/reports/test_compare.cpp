@@ -165,7 +165,7 @@ class CompareCli : public test::TempDirTest {
 
 TEST_F(CompareCli, PlantedTwentyPercentSlowdownExitsOne) {
   const auto base = run("base", 1.0), slow = run("slow", 1.2);
-  const test::CliOutcome o = test::run_cli("compare " + base.string() + " " + slow.string());
+  const CliOutcome o = run_cli("compare " + base.string() + " " + slow.string());
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("| slower | cpu.flash | 1x2x64x32 fp32 full | 1.000 ms | 1.200 ms | +20.0% |"),
             std::string::npos)
@@ -175,8 +175,8 @@ TEST_F(CompareCli, PlantedTwentyPercentSlowdownExitsOne) {
 
 TEST_F(CompareCli, RunAgainstItselfExitsZero) {
   const auto base = run("base", 1.0);
-  const test::CliOutcome o =
-      test::run_cli("compare " + base.string() + " " + (base / "results.jsonl").string());
+  const CliOutcome o =
+      run_cli("compare " + base.string() + " " + (base / "results.jsonl").string());
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("4 paired cases: 4 same"), std::string::npos) << o.output;
 }
@@ -184,13 +184,13 @@ TEST_F(CompareCli, RunAgainstItselfExitsZero) {
 TEST_F(CompareCli, FormatsAndOutputFile) {
   const auto base = run("base", 1.0), slow = run("slow", 1.2);
   const auto csv = m_dir / "cmp.csv";
-  const test::CliOutcome o =
-      test::run_cli("compare --format csv -o " + csv.string() + " " + base.string() + " " + slow.string());
+  const CliOutcome o =
+      run_cli("compare --format csv -o " + csv.string() + " " + base.string() + " " + slow.string());
   EXPECT_EQ(o.exit_code, 1) << o.output;
   const std::string text = slurp(csv);
   EXPECT_EQ(text.rfind("verdict,case_id,kernel,", 0), 0u) << text;
   EXPECT_NE(text.find("\nslower,"), std::string::npos);
-  const test::CliOutcome j = test::run_cli("compare --format json " + base.string() + " " + slow.string());
+  const CliOutcome j = run_cli("compare --format json " + base.string() + " " + slow.string());
   EXPECT_EQ(j.exit_code, 1);
   EXPECT_NE(j.output.find("\"schema\": \"attnscope.compare.v1\""), std::string::npos) << j.output;
 }
@@ -198,19 +198,19 @@ TEST_F(CompareCli, FormatsAndOutputFile) {
 TEST_F(CompareCli, BadInputExitsTwo) {
   const auto base = run("base", 1.0);
   const std::string b = base.string();
-  auto o = test::run_cli("compare " + b + " " + (m_dir / "missing").string());
+  auto o = run_cli("compare " + b + " " + (m_dir / "missing").string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("no such file or directory"), std::string::npos) << o.output;
-  o = test::run_cli("compare --threshold 3x " + b + " " + b);
+  o = run_cli("compare --threshold 3x " + b + " " + b);
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("--threshold '3x'"), std::string::npos) << o.output;
-  o = test::run_cli("compare --format xml " + b + " " + b);
+  o = run_cli("compare --format xml " + b + " " + b);
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  o = test::run_cli("compare " + b);
+  o = run_cli("compare " + b);
   EXPECT_EQ(o.exit_code, 2) << o.output;
   // A file that is not results JSONL.
   std::ofstream(m_dir / "junk.jsonl") << "not json\n";
-  o = test::run_cli("compare " + b + " " + (m_dir / "junk.jsonl").string());
+  o = run_cli("compare " + b + " " + (m_dir / "junk.jsonl").string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
 }
 

@@ -155,8 +155,8 @@ class CrossoverCli : public test::TempDirTest {};
 TEST_F(CrossoverCli, WritesTomlAndPlot) {
   const auto dir = write_run("synthetic", test::full_run(), synthetic());
   const auto toml_file = m_dir / "thresholds.toml", png = m_dir / "crossover.png";
-  const test::CliOutcome o =
-      test::run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis seq " +
+  const CliOutcome o =
+      run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis seq " +
                     "--headroom 1.1 -o " + toml_file.string() + " --plot " + png.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const toml::table t = toml::parse(slurp(toml_file));
@@ -169,14 +169,14 @@ TEST_F(CrossoverCli, WritesTomlAndPlot) {
 
 TEST_F(CrossoverCli, BadInputExitsTwo) {
   const auto dir = write_run("synthetic", test::full_run(), synthetic());
-  auto o = test::run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis sequence");
+  auto o = run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis sequence");
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  o = test::run_cli("crossover " + dir.string() + " --a nope --b cudnn.sdpa --axis seq");
+  o = run_cli("crossover " + dir.string() + " --a nope --b cudnn.sdpa --axis seq");
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("'nope' has no ok case"), std::string::npos) << o.output;
-  o = test::run_cli("crossover " + (m_dir / "missing").string() + " --a fa2.mma --b cudnn.sdpa --axis seq");
+  o = run_cli("crossover " + (m_dir / "missing").string() + " --a fa2.mma --b cudnn.sdpa --axis seq");
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  o = test::run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis seq --headroom -1");
+  o = run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis seq --headroom -1");
   EXPECT_EQ(o.exit_code, 2) << o.output;
 }
 

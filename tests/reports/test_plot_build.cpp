@@ -13,7 +13,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<LoadedRun> fixture_runs() {
-  const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_plot_build";
+  // One folder per test: CTest runs the tests of this file in parallel processes.
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / (std::string("attnscope_plot_build_") +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
   return {read_results(test::write_plot_fixture(dir))};
 }
 

@@ -21,6 +21,7 @@
 #include "plot_fixture.hpp"
 #include "reports/plot/plot_build.hpp"
 #include "reports/plot/raster.hpp"
+#include "tests/support/cli_process.hpp"
 
 namespace attn::plot {
 namespace {
@@ -155,30 +156,12 @@ TEST(PlotRaster, PrimitivesClipAndText) {
     EXPECT_GT(ti.at(static_cast<int>(w) + 9, y).r, 200) << y;  // nothing past the advance
 }
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
-
-Outcome run_attnscope(const std::string& args) {
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
-  Outcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
-
 TEST(PlotCli, WritesTheSeedNamedPngFromARunDirectory) {
   const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_plot_cli";
   test::write_plot_fixture(dir / "run");
   const fs::path out = dir / "png";
   fs::create_directories(out);
-  Outcome o = run_attnscope("plot " + (dir / "run").string() + " --x seq --y speedup -o " + out.string());
+  CliOutcome o = run_cli("plot " + (dir / "run").string() + " --x seq --y speedup -o " + out.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const fs::path file = out / "NVIDIA_H100_80GB_HBM3_fa2.mma_Speedup.png";
   EXPECT_NE(o.output.find("wrote " + file.string() + " (800x500, 2 series; software rasteriser"),
@@ -190,8 +173,8 @@ TEST(PlotCli, WritesTheSeedNamedPngFromARunDirectory) {
   EXPECT_GT(count_colour(img, palette_color(0)), 100u);
   EXPECT_GT(count_colour(img, palette_color(1)), 100u);
 
-  o = run_attnscope("plot " + (dir / "run" / "results.jsonl").string() +
-                    " --x seq --y tflops --log-x --size 640x400 -o " + (out / "t.png").string());
+  o = run_cli("plot " + (dir / "run" / "results.jsonl").string() +
+              " --x seq --y tflops --log-x --size 640x400 -o " + (out / "t.png").string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("note: 1 cases not ok are not plotted (1 skipped)"), std::string::npos) << o.output;
   const Image t = load(out / "t.png");
@@ -204,20 +187,20 @@ TEST(PlotCli, BadInputExitsTwoNamingTheFlag) {
   const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_plot_cli_bad";
   const std::string results = test::write_plot_fixture(dir / "run").string();
   const std::string out = " -o " + (dir / "x.png").string();
-  Outcome o = run_attnscope("plot " + results + " --x sequence" + out);
+  CliOutcome o = run_cli("plot " + results + " --x sequence" + out);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("--x sequence: unknown axis; allowed: batch, tokens"), std::string::npos)
       << o.output;
-  o = run_attnscope("plot " + results + " --size 10x10" + out);
+  o = run_cli("plot " + results + " --size 10x10" + out);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("--size 10x10: 10 is out of range; expected WxH"), std::string::npos) << o.output;
-  o = run_attnscope("plot " + results + " --kind pie" + out);
+  o = run_cli("plot " + results + " --kind pie" + out);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("--kind"), std::string::npos) << o.output;
-  o = run_attnscope("plot " + results + " --y speedup --baseline fa3.wgmma" + out);
+  o = run_cli("plot " + results + " --y speedup --baseline fa3.wgmma" + out);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("--baseline fa3.wgmma: no ok case"), std::string::npos) << o.output;
-  o = run_attnscope("plot " + (dir / "missing").string() + out);
+  o = run_cli("plot " + (dir / "missing").string() + out);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("no such file"), std::string::npos) << o.output;
   EXPECT_FALSE(fs::exists(dir / "x.png"));

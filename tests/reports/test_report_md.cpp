@@ -221,8 +221,8 @@ TEST_F(ReportCli, WritesReportWithEmbeddedFigures) {
       theirs(s.cases.begin() + 6, s.cases.end());
   const auto run_dir = write_run("h100", s.sources[0].run, ours);
   const auto torch_dir = write_run("torch", s.sources[1].run, theirs);
-  const test::CliOutcome o =
-      test::run_cli("report " + run_dir.string() + " " + (torch_dir / "results.jsonl").string() +
+  const CliOutcome o =
+      run_cli("report " + run_dir.string() + " " + (torch_dir / "results.jsonl").string() +
                     " --baseline torch.efficient");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const std::string md = slurp(run_dir / "report.md");
@@ -244,21 +244,21 @@ TEST_F(ReportCli, OutFlagAndNoFigures) {
   const ResultSet s = sample_set();
   const auto run_dir = write_run("h100", s.sources[0].run, s.cases);
   const auto out = m_dir / "elsewhere" / "r.md";
-  const test::CliOutcome o = test::run_cli("report --no-figures -o " + out.string() + " " + run_dir.string());
+  const CliOutcome o = run_cli("report --no-figures -o " + out.string() + " " + run_dir.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(slurp(out).find("No figures were rendered for this report."), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(m_dir / "elsewhere" / "figures"));
 }
 
 TEST_F(ReportCli, BadInputExitsTwo) {
-  auto o = test::run_cli("report " + (m_dir / "nothing").string());
+  auto o = run_cli("report " + (m_dir / "nothing").string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
   const auto run_dir = write_run("h100", test::full_run(), sample_set().cases);
-  o = test::run_cli("report --no-figures --baseline fa9.x " + run_dir.string());
+  o = run_cli("report --no-figures --baseline fa9.x " + run_dir.string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("--baseline 'fa9.x' is not a kernel of these results"), std::string::npos)
       << o.output;
-  o = test::run_cli("report");
+  o = run_cli("report");
   EXPECT_EQ(o.exit_code, 2) << o.output;
 }
 

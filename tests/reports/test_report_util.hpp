@@ -15,27 +15,9 @@
 #include <vector>
 
 #include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
 
 namespace attn::test {
-
-struct CliOutcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-inline CliOutcome run_cli(const std::string& args) {
-  // ATTNSCOPE_BIN overrides the build-tree path (the binary was copied to another machine).
-  const char* bin = std::getenv("ATTNSCOPE_BIN");
-  const std::string cmd = std::string(bin ? bin : ATTNSCOPE_BINARY) + " " + args + " 2>&1";
-  CliOutcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
 
 // A fresh directory per test, removed afterwards.
 class TempDirTest : public ::testing::Test {

@@ -1,0 +1,35 @@
+// Runs the attnscope executable from tests and captures what it prints.
+#pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace attn {
+
+// ATTNSCOPE_BIN overrides the build-tree path (when the binary was copied to another machine).
+inline std::string attnscope_binary() {
+  const char* bin = std::getenv("ATTNSCOPE_BIN");
+  return bin ? bin : ATTNSCOPE_BINARY;
+}
+
+struct CliOutcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline CliOutcome run_cli(const std::string& args) {
+  const std::string cmd = attnscope_binary() + " " + args + " 2>&1";
+  CliOutcome o;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return o;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+}  // namespace attn
