@@ -11,14 +11,14 @@ if [ "$MODE" = device ]; then
   BIN=$PWD/${2:?.device/<you>}/attnscope
   OUT=${OUT:-/tmp/out}
   L=$OUT/device.log
-  P="--max-time-s 0.5"  # the same protocol flags for attnscope and torch, so `attnscope merge` joins them
+  P="--max-time-s 0.3"  # the same protocol flags for attnscope and torch, so `attnscope merge` joins them
   export ATTNSCOPE_PRESETS=$PWD/assets/presets
   T0=$(date +%s)
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader; } > "$L" 2>&1
   # attnscope needs the system cuDNN 9.14; PyTorch its bundled cuDNN: LD_LIBRARY_PATH only for attnscope.
   for preset in ffpa-large-d fa2-tokens16k; do
     echo "== attnscope $preset" >> "$L"
-    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu timeout 110 "$BIN" run --preset $preset $P --out "$OUT/${preset%%-*}" --quiet >> "$L" 2>&1
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu timeout 200 "$BIN" run --preset $preset $P --out "$OUT/${preset%%-*}" --quiet >> "$L" 2>&1
     echo "rc=$? t=$(( $(date +%s) - T0 ))s" >> "$L"
   done
   for preset in fa2-tokens16k ffpa-large-d; do

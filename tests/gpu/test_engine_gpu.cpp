@@ -32,7 +32,7 @@ LoadedRun sweep(const std::string& name, const std::string& args) {
   fs::remove_all(out);
   std::string output;
   const int code = run_attnscope_into(
-      "run --backend cuda --quiet --max-time-s 0.05 " + args + " --out " + out.string(), output);
+      "run --backend cuda --quiet --metrics none --max-time-s 0.05 " + args + " --out " + out.string(), output);
   EXPECT_EQ(code, 0) << output;
   std::printf("%s", output.c_str());
   return read_results(out / "results.jsonl");
@@ -127,7 +127,7 @@ TEST(EngineGpu, CaseThatDoesNotFitIsOomAndTheSweepGoesOn) {
   // naive.unfused materialises S: 16 x 65536^2 fp32 = 256 GiB of workspace; cudnn.sdpa needs none.
   const LoadedRun run = sweep("oom",
                               "--kernels naive.unfused,cudnn.sdpa --batch 1 --heads 16 --seq 65536 "
-                              "--head-dim 16 --max-time-s 0.02");
+                              "--head-dim 16");
   ASSERT_EQ(run.cases.size(), 2u);
   EXPECT_EQ(run.cases[0].kernel, "naive.unfused");
   EXPECT_EQ(run.cases[0].status, Status::oom) << run.cases[0].reason;
