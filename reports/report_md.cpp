@@ -160,8 +160,8 @@ std::string protocol_text(const Protocol& p, const std::string& backend) {
       p.seed);
   out += gpu ? fmt::format("- L2: {}.\n",
                            p.l2 == L2Mode::cold
-                               ? "cold: an L2-sized buffer is written before every sample, outside "
-                                 "the timed region"
+                               ? "cold: a buffer of twice the L2's size is read through L2 before every "
+                                 "sample (evicting the case's lines), outside the timed region"
                                : "warm: no flush between samples")
              : std::string();
   out += fmt::format("- Check: {}.\n",
