@@ -49,7 +49,8 @@ LibraryVersions library_versions() {
     v.cublas = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
   const std::size_t dnn = cudnnGetVersion();  // 91400 for 9.14.0
   if (dnn > 0)
-    v.cudnn = std::to_string(dnn / 10000) + "." + std::to_string((dnn % 10000) / 100) + "." + std::to_string(dnn % 100);
+    v.cudnn = std::to_string(dnn / 10000) + "." + std::to_string((dnn % 10000) / 100) + "." +
+              std::to_string(dnn % 100);
   v.cupti = cupti_version();
 #endif
   return v;

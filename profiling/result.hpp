@@ -25,8 +25,8 @@ struct TimingStats {
   double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0, q1_ms = 0, q3_ms = 0;
   double noise_pct = 0;  // relative standard error of the median [%]
   int samples = 0;
-  bool converged = false;      // noise target reached before the time budget ran out
-  int launches_per_sample = 1; // > 1 when CUDA graphs batch launches
+  bool converged = false;       // noise target reached before the time budget ran out
+  int launches_per_sample = 1;  // > 1 when CUDA graphs batch launches
 };
 
 struct Correctness {
@@ -34,9 +34,9 @@ struct Correctness {
   double rel_l2 = 0;  // ||out - ref|| / ||ref||
   double tol = 0;     // bound on rel_l2
   bool pass = false;
-  std::string reference;  // "cpu.reference", "cuda.reference+cpu.reference(rows)", ...
-  std::string tol_rule;   // "2x cudnn.sdpa (rel_l2 1.2e-4)" or "fp16 bound"
-  std::int64_t nonfinite = 0;  // outputs that are NaN/inf (unwritten poison included)
+  std::string reference;                      // "cpu.reference", "cuda.reference+cpu.reference(rows)", ...
+  std::string tol_rule;                       // "2x cudnn.sdpa (rel_l2 1.2e-4)" or "fp16 bound"
+  std::int64_t nonfinite = 0;                 // outputs that are NaN/inf (unwritten poison included)
   std::optional<double> sampled_rows_rel_l2;  // against cpu.reference on sampled rows
   std::optional<std::int64_t> sampled_rows;
 };
@@ -54,12 +54,12 @@ struct Clocks {
 struct LaunchStats {
   std::string name;  // demangled
   std::array<std::int64_t, 3> grid{}, block{};
-  int regs = 0;                        // registers per thread
-  std::int64_t smem_static = 0;        // [B] per block
-  std::int64_t smem_dynamic = 0;       // [B] per block
-  std::int64_t local_bytes = 0;        // [B] local memory per thread (register spills, stack)
-  std::optional<std::int64_t> smem_config;       // [B] shared memory carve-out it ran with
-  std::optional<double> occupancy_theoretical;   // [%] of the SM's warp slots
+  int regs = 0;                                 // registers per thread
+  std::int64_t smem_static = 0;                 // [B] per block
+  std::int64_t smem_dynamic = 0;                // [B] per block
+  std::int64_t local_bytes = 0;                 // [B] local memory per thread (register spills, stack)
+  std::optional<std::int64_t> smem_config;      // [B] shared memory carve-out it ran with
+  std::optional<double> occupancy_theoretical;  // [%] of the SM's warp slots
 };
 
 // Hardware metrics of one kernel (or the aggregate of a case's kernels), from the CUPTI range
@@ -67,7 +67,7 @@ struct LaunchStats {
 struct KernelMetrics {
   std::string name;  // kernel name; empty for the aggregate
   std::optional<double> sm_throughput_pct, dram_throughput_pct, l2_throughput_pct, tensor_pipe_pct,
-      achieved_occupancy_pct;  // [%]
+      achieved_occupancy_pct;                                           // [%]
   std::optional<double> dram_bytes, dram_bytes_read, dram_bytes_write;  // [B]
   std::optional<double> tensor_flops;        // FLOPs on the tensor cores (an FMA counts 2)
   std::optional<double> tensor_pct_of_peak;  // [%] of the dense (sparsity off) tensor peak
@@ -76,7 +76,7 @@ struct KernelMetrics {
 };
 
 struct CaseMetrics {
-  KernelMetrics aggregate;  // counters summed, percentages weighted by each kernel's gpu time
+  KernelMetrics aggregate;             // counters summed, percentages weighted by each kernel's gpu time
   std::vector<KernelMetrics> kernels;  // one row per launch, in launch order
   int passes = 0;                      // replay passes per kernel
   double wall_s = 0;                   // [s] host time of the metrics pass
@@ -84,14 +84,14 @@ struct CaseMetrics {
 
 // Roofline placement of a case (profiling/roofline.hpp computes it).
 struct Roofline {
-  double algorithmic_intensity = 0;              // [FLOP/B] flops / min_bytes
-  std::optional<double> achieved_intensity;      // [FLOP/B] flops / measured DRAM bytes
-  double peak_tflops = 0, peak_gbps = 0;         // the ceilings used
-  std::string peak_source;                       // "measured" | "datasheet"
-  double ridge_intensity = 0;                    // [FLOP/B] where the two ceilings meet
-  double attainable_tflops = 0;                  // at the achieved intensity, else the algorithmic
-  std::optional<double> pct_of_roofline;         // [%] achieved TFLOPS / attainable
-  std::string bound;                             // "memory" | "compute"
+  double algorithmic_intensity = 0;          // [FLOP/B] flops / min_bytes
+  std::optional<double> achieved_intensity;  // [FLOP/B] flops / measured DRAM bytes
+  double peak_tflops = 0, peak_gbps = 0;     // the ceilings used
+  std::string peak_source;                   // "measured" | "datasheet"
+  double ridge_intensity = 0;                // [FLOP/B] where the two ceilings meet
+  double attainable_tflops = 0;              // at the achieved intensity, else the algorithmic
+  std::optional<double> pct_of_roofline;     // [%] achieved TFLOPS / attainable
+  std::string bound;                         // "memory" | "compute"
 };
 
 struct CaseResult {
@@ -109,7 +109,7 @@ struct CaseResult {
   std::optional<std::int64_t> device_bytes_peak;
   std::string nvtx_range;
   std::optional<Clocks> clocks;
-  double wall_s = 0;  // [s] host time spent on the case: set-up, check, timing
+  double wall_s = 0;                // [s] host time spent on the case: set-up, check, timing
   std::vector<LaunchStats> launch;  // every kernel one run of the case launches
   std::optional<CaseMetrics> metrics;
   // "" = not attempted (cpu backend, case not ok); "ok"; "off" (--metrics none); "unavailable"

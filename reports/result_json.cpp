@@ -140,8 +140,12 @@ void check_record(const json& j, std::string_view want) {
 
 // NVML clock-event reason bits, named as nvml.h does (nvmlClocksEventReason*).
 constexpr std::pair<std::uint64_t, const char*> kThrottleNames[] = {
-    {0x4, "sw_power_cap"},         {0x8, "hw_slowdown"},          {0x10, "sync_boost"},
-    {0x20, "sw_thermal_slowdown"}, {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},
+    {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},
+    {0x20, "sw_thermal_slowdown"},
+    {0x40, "hw_thermal_slowdown"},
+    {0x80, "hw_power_brake_slowdown"},
     {0x100, "display_clock_setting"},
 };
 
@@ -176,7 +180,8 @@ Clocks clocks_from(const json& j, const std::string& path) {
   c.temp_c = opt_double(j, "temp_c", path);
   c.power_w = opt_double(j, "power_w", path);
   c.sm_mhz_min = opt_double(j, "sm_mhz_min", path);
-  if (const json* d = find(j, "clocks_dropped")) c.clocks_dropped = as_bool(*d, child(path, "clocks_dropped"));
+  if (const json* d = find(j, "clocks_dropped"))
+    c.clocks_dropped = as_bool(*d, child(path, "clocks_dropped"));
   if (const json* m = find(j, "throttle_mask")) {
     const std::int64_t v = as_int64(*m, child(path, "throttle_mask"));
     if (v < 0) fail(child(path, "throttle_mask"), "expected a non-negative bitmask");

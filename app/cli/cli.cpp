@@ -17,8 +17,9 @@ namespace attn::cli {
 
 namespace {
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/=+@%") ==
-                        std::string::npos)
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/=+@%") ==
+          std::string::npos)
     return s;
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   RunOptions run_options;
-  CLI::App* run = app.add_subcommand("run", "Plan a sweep, then check and time every case; writes runs/<id>/");
+  CLI::App* run =
+      app.add_subcommand("run", "Plan a sweep, then check and time every case; writes runs/<id>/");
   add_sweep_flags(*run, run_options.sweep);
   run->add_flag("--quiet", run_options.quiet, "No progress output; the summary still prints");
   add_isolation_flags(*run, run_options.isolation);
@@ -107,7 +109,8 @@ int main(int argc, char** argv) {
   // headless.
   std::string no_gui;
   if (gui_available(&no_gui)) return run_gui_command(gui_options, {"gui"});
-  std::fprintf(stderr, "attnscope: %s; running the default sweep headless (attnscope run --help for options)\n",
+  std::fprintf(stderr,
+               "attnscope: %s; running the default sweep headless (attnscope run --help for options)\n",
                no_gui.c_str());
   return run_sweep(run_options);
 }

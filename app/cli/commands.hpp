@@ -1,10 +1,9 @@
 // Subcommands of the attnscope executable. Each returns the process exit code.
 #pragma once
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "app/cli/isolation_flags.hpp"
 #include "profiling/sweep/overrides.hpp"

@@ -1,7 +1,7 @@
 // `attnscope devices`: GPUs, clocks, driver and library versions, or why there is no GPU.
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
@@ -22,8 +22,12 @@ int list_devices(bool as_json) {
     j["cupti"] = lib.cupti;
     j["gpus"] = nlohmann::json::array();
     for (const GpuInfo& g : s.gpus) {
-      nlohmann::json gj{{"name", g.name}, {"cc", fmt::format("{}.{}", g.cc_major, g.cc_minor)}, {"sms", g.sms},
-                        {"l2_bytes", g.l2_bytes}, {"mem_bytes", g.mem_bytes}, {"pci_bus_id", g.pci_bus_id}};
+      nlohmann::json gj{{"name", g.name},
+                        {"cc", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
+                        {"sms", g.sms},
+                        {"l2_bytes", g.l2_bytes},
+                        {"mem_bytes", g.mem_bytes},
+                        {"pci_bus_id", g.pci_bus_id}};
       if (g.sm_clock_mhz) gj["max_sm_clock_mhz"] = *g.sm_clock_mhz;
       if (g.mem_clock_mhz) gj["mem_clock_mhz"] = *g.mem_clock_mhz;
       j["gpus"].push_back(gj);
@@ -38,8 +42,8 @@ int list_devices(bool as_json) {
   }
   for (std::size_t i = 0; i < s.gpus.size(); ++i) {
     const GpuInfo& g = s.gpus[i];
-    std::printf("GPU %zu: %s  (sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, bus %s)\n", i, g.name.c_str(), g.cc_major,
-                g.cc_minor, g.sms, static_cast<double>(g.mem_bytes) / (1 << 30),
+    std::printf("GPU %zu: %s  (sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, bus %s)\n", i, g.name.c_str(),
+                g.cc_major, g.cc_minor, g.sms, static_cast<double>(g.mem_bytes) / (1 << 30),
                 static_cast<double>(g.l2_bytes) / (1 << 20), g.pci_bus_id.c_str());
     std::printf("       clocks: SM max %s MHz, memory %s MHz\n",
                 g.sm_clock_mhz ? fmt::format("{:.0f}", *g.sm_clock_mhz).c_str() : "-",

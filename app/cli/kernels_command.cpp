@@ -1,8 +1,8 @@
 // `attnscope kernels`: the registry with a capability matrix probed through each kernel's own
 // why_not(), so the table can never disagree with what planning does.
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
@@ -79,12 +79,13 @@ std::string head_dim_ranges(const KernelSpec& k, DType t) {
 
 int list_kernels(bool as_json) {
   nlohmann::json all = nlohmann::json::array();
-  std::string table = fmt::format("{:<16} {:<5} {:<5} {:<5} {:<5} {:<7} {:<7} {:<5} {:<7} {:<7} {:<14} {}\n", "kernel",
-                                  "back", "fp16", "bf16", "fp32", "causal", "window", "gqa", "sq!=sk", "d!=dv",
-                                  "head dims", "description");
+  std::string table = fmt::format("{:<16} {:<5} {:<5} {:<5} {:<5} {:<7} {:<7} {:<5} {:<7} {:<7} {:<14} {}\n",
+                                  "kernel", "back", "fp16", "bf16", "fp32", "causal", "window", "gqa",
+                                  "sq!=sk", "d!=dv", "head dims", "description");
   for (const KernelSpec& k : kernel_registry()) {
     const DType native = k.backend == Backend::cpu ? DType::fp32 : DType::fp16;
-    nlohmann::json j{{"id", k.id}, {"backend", std::string(to_string(k.backend))}, {"description", k.description}};
+    nlohmann::json j{
+        {"id", k.id}, {"backend", std::string(to_string(k.backend))}, {"description", k.description}};
     std::string row = fmt::format("{:<16} {:<5}", k.id, to_string(k.backend));
     const char* widths[] = {"5", "5", "5", "7", "7", "5", "7", "7"};
     int column = 0;
@@ -92,12 +93,15 @@ int list_kernels(bool as_json) {
       const std::string why = k.why_not(probe.problem, {});
       j["supports"][probe.name] = why.empty();
       if (!why.empty()) j["refuses"][probe.name] = why;
-      row += fmt::format(fmt::runtime(std::string(" {:<") + widths[column++] + "}"), why.empty() ? "yes" : "no");
+      row +=
+          fmt::format(fmt::runtime(std::string(" {:<") + widths[column++] + "}"), why.empty() ? "yes" : "no");
     }
     const std::string dims = head_dim_ranges(k, native);
     j["head_dims"] = dims;
     for (const KnobSpec& knob : k.knobs)
-      j["knobs"].push_back({{"name", knob.name}, {"values", knob.values}, {"default", knob.default_value},
+      j["knobs"].push_back({{"name", knob.name},
+                            {"values", knob.values},
+                            {"default", knob.default_value},
                             {"help", knob.help}});
     row += fmt::format(" {:<14} {}\n", dims, k.description);
     table += row;
@@ -107,8 +111,9 @@ int list_kernels(bool as_json) {
     std::puts(all.dump(2).c_str());
   } else {
     std::fputs(table.c_str(), stdout);
-    std::puts("\nCapabilities are probed with each kernel's own why_not() on B=1 H=4 S=256 D=64 (dtype: fp16 on "
-              "cuda, fp32 on cpu);\n`attnscope run` prints the exact reason for any case a kernel refuses.");
+    std::puts(
+        "\nCapabilities are probed with each kernel's own why_not() on B=1 H=4 S=256 D=64 (dtype: fp16 on "
+        "cuda, fp32 on cpu);\n`attnscope run` prints the exact reason for any case a kernel refuses.");
   }
   return kExitOk;
 }

@@ -488,7 +488,7 @@ int run_sweep(const RunOptions& options) {
   }
 
   const std::vector<Case>& cases = rp.file.cases;
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> pending;
   std::size_t skipped_at_plan = 0, skips_left = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const bool skip = !cases[i].skip_reason.empty();
@@ -497,7 +497,7 @@ int run_sweep(const RunOptions& options) {
     if (skip)
       ++skips_left;
     else
-      todo.push_back(i);
+      pending.push_back(i);
   }
 
   std::unique_ptr<CaseEngine> engine;
@@ -537,7 +537,7 @@ int run_sweep(const RunOptions& options) {
 
   g_interrupted = 0;
   auto previous = std::signal(SIGINT, on_sigint);
-  state.start_progress(todo.size() + skips_left);
+  state.start_progress(pending.size() + skips_left);
   SupervisorSummary summary;
   bool context_lost = false;
   if (engine) {
@@ -549,15 +549,15 @@ int run_sweep(const RunOptions& options) {
       }
     }
     if (state.fatal().empty()) state.record_planned_skips();
-    for (std::size_t n = 0; n < todo.size() && !g_interrupted && state.fatal().empty(); ++n) {
-      const std::size_t i = todo[n];
+    for (std::size_t n = 0; n < pending.size() && !g_interrupted && state.fatal().empty(); ++n) {
+      const std::size_t i = pending[n];
       state.begin(i);
       state.record(i, engine->run(cases[i]));
       if (engine->context_lost()) {
         std::fprintf(stderr,
                      "\nattnscope run: the CUDA context was lost (%s); the %zu remaining cases are not run "
                      "(without --in-process a fresh worker would take them). Results so far are in %s.\n",
-                     engine->context_lost_reason().c_str(), todo.size() - n - 1, rp.out_dir.c_str());
+                     engine->context_lost_reason().c_str(), pending.size() - n - 1, rp.out_dir.c_str());
         context_lost = true;
         break;
       }
@@ -573,7 +573,7 @@ int run_sweep(const RunOptions& options) {
     sup.start_timeout_s = std::max(120.0, case_timeout_s);
     RunEvents events(state, base, rp.spec.force, log);
     const JsonWorkerCodec codec;
-    summary = supervise(cases, todo, sup, codec, events);
+    summary = supervise(cases, pending, sup, codec, events);
     if (log) std::fclose(log);
   }
   const bool interrupted = g_interrupted != 0;
@@ -591,7 +591,7 @@ int run_sweep(const RunOptions& options) {
   if (!summary.errors.empty())
     std::fprintf(stderr, "attnscope run: worker output is in %s\n", (rp.out_dir / "workers.log").c_str());
   std::size_t unfinished = 0;
-  for (std::size_t i : todo) unfinished += state.finished(i) ? 0 : 1;
+  for (std::size_t i : pending) unfinished += state.finished(i) ? 0 : 1;
   if (interrupted) {
     std::fprintf(stderr,
                  "attnscope run: interrupted after %zu of %zu cases; results so far are kept; continue with "

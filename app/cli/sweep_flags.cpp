@@ -88,8 +88,8 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
       if (key == "seed") slot = &o.seed;
       if (key == "metrics") slot = &o.metrics;
       if (!slot) throw std::logic_error("add_sweep_flags: protocol field '" + key + "' has no flag slot");
-      const std::string type = key == "metrics"                 ? "default|none|+NAME,..|NAME,.."
-                               : f.kind == FieldKind::choice    ? "cold|warm"
+      const std::string type = key == "metrics"               ? "default|none|+NAME,..|NAME,.."
+                               : f.kind == FieldKind::choice  ? "cold|warm"
                                : f.kind == FieldKind::integer ? "INT"
                                                               : "NUM";
       text_option(cmd, flag, *slot, type, help, kProtocolGroup);

@@ -241,9 +241,9 @@ void JobRunner::run_sweep(SweepJob job) {
     m_progress.backend = base.backend;
   }
 
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < job.cases.size(); ++i)
-    if (job.cases[i].skip_reason.empty()) todo.push_back(i);
+    if (job.cases[i].skip_reason.empty()) pending.push_back(i);
 
   WorkerSlot slot;
   const std::string exe = job.worker_executable.empty() ? self_executable() : job.worker_executable;
@@ -266,7 +266,7 @@ void JobRunner::run_sweep(SweepJob job) {
     fs::create_directories(job.out_dir, ec);
     if (ec) throw std::runtime_error("cannot create " + job.out_dir.string() + ": " + ec.message());
     const JsonWorkerCodec codec;
-    const SupervisorSummary summary = supervise(job.cases, todo, options, codec, events);
+    const SupervisorSummary summary = supervise(job.cases, pending, options, codec, events);
     events.close();
     if (!events.fatal().empty())
       message = "stopped: " + events.fatal();

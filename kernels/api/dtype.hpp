@@ -10,9 +10,12 @@ enum class DType { fp16, bf16, fp32 };
 
 constexpr std::string_view to_string(DType t) {
   switch (t) {
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
-    case DType::fp32: return "fp32";
+    case DType::fp16:
+      return "fp16";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp32:
+      return "fp32";
   }
   return "?";
 }

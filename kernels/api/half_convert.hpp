@@ -32,7 +32,7 @@ inline std::uint16_t float_to_fp16(float f) {
   std::uint32_t x = float_bits(f);
   std::uint32_t sign = (x >> 16) & 0x8000;
   std::uint32_t mag = x & 0x7FFFFFFF;
-  if (mag > 0x7F800000) return static_cast<std::uint16_t>(sign | 0x7E00);  // NaN
+  if (mag > 0x7F800000) return static_cast<std::uint16_t>(sign | 0x7E00);   // NaN
   if (mag >= 0x477FF000) return static_cast<std::uint16_t>(sign | 0x7C00);  // overflow -> inf
   if (mag < 0x38800000) {
     // fp16 subnormal or zero: the value in units of 2^-24 is exact in float, so rint rounds it
@@ -61,9 +61,12 @@ inline float fp16_to_float(std::uint16_t h) {
 // Round a float to the nearest value representable in `t` (identity for fp32).
 inline float round_to(DType t, float f) {
   switch (t) {
-    case DType::fp16: return fp16_to_float(float_to_fp16(f));
-    case DType::bf16: return bf16_to_float(float_to_bf16(f));
-    case DType::fp32: return f;
+    case DType::fp16:
+      return fp16_to_float(float_to_fp16(f));
+    case DType::bf16:
+      return bf16_to_float(float_to_bf16(f));
+    case DType::fp32:
+      return f;
   }
   return f;
 }

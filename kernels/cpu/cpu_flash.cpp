@@ -90,7 +90,8 @@ void flash_head(const Problem& p, const AttentionArgs& a, Tiles t, std::int64_t 
       const float inv = lr > 0.0f ? 1.0f / lr : 0.0f;  // no visible key: zeros, never NaN
       for (std::int64_t d = 0; d < Dv; ++d) orow[d] = acc[static_cast<std::size_t>(r * Dv + d)] * inv;
       if (a.lse)
-        a.lse[(b * p.heads_q + h) * p.seq_q + i] = lr > 0.0f ? m[static_cast<std::size_t>(r)] + std::log(lr) : kNegInf;
+        a.lse[(b * p.heads_q + h) * p.seq_q + i] =
+            lr > 0.0f ? m[static_cast<std::size_t>(r)] + std::log(lr) : kNegInf;
     }
   }
 }

@@ -15,7 +15,9 @@ bool probe_cuda_device(std::string* why_not) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    if (why_not) *why_not = std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+    if (why_not)
+      *why_not =
+          std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
     return false;
   }
   if (count == 0) {

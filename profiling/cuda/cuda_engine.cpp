@@ -3,6 +3,8 @@
 // event timing with optional L2 flush and CUDA-graph batching, NVML clocks, NVTX ranges, then
 // launch statistics and the CUPTI metrics pass (separate from timing), peaks and the roofline.
 #include <cuda_runtime_api.h>
+#include <cupti_result.h>
+#include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
@@ -13,8 +15,6 @@
 #include <memory>
 #include <random>
 
-#include <fmt/format.h>
-
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/cuda/cuda_device.hpp"
@@ -22,8 +22,6 @@
 #include "profiling/cuda/device_buffer.hpp"
 #include "profiling/cuda/l2_flush.hpp"
 #include "profiling/cuda/nvml_sampler.hpp"
-#include <cupti_result.h>
-
 #include "profiling/cupti/kernel_activity.hpp"
 #include "profiling/cupti/range_profiler.hpp"
 #include "profiling/engine/check.hpp"
@@ -86,7 +84,7 @@ struct ProblemState {
   std::vector<float> ref_o;
   std::vector<double> ref_lse;
   std::string reference;
-  std::vector<RowIndex> rows;   // sampled rows (large cases only)
+  std::vector<RowIndex> rows;    // sampled rows (large cases only)
   std::vector<double> rows_ref;  // cpu.reference on those rows, [rows, Dv]
   bool has_reference = false;
   std::optional<double> cudnn_rel_l2;
@@ -183,7 +181,8 @@ class CudaEngine final : public CaseEngine {
       r.reason = fmt::format("{}: {}", cudaGetErrorName(sticky), what);
       return;
     }
-    if (oom || what.find("ALLOC_FAILED") != std::string::npos || what.find("out of memory") != std::string::npos) {
+    if (oom || what.find("ALLOC_FAILED") != std::string::npos ||
+        what.find("out of memory") != std::string::npos) {
       std::size_t free_b = 0, total_b = 0;
       (void)cudaMemGetInfo(&free_b, &total_b);
       r.status = Status::oom;
@@ -224,16 +223,19 @@ class CudaEngine final : public CaseEngine {
     }
     std::size_t free_after = 0;
     ATTN_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
-    r.device_bytes_peak = static_cast<std::int64_t>(m_state.q.bytes() + m_state.k.bytes() + m_state.v.bytes()) +
-                          static_cast<std::int64_t>(free_before > free_after ? free_before - free_after : 0);
+    r.device_bytes_peak =
+        static_cast<std::int64_t>(m_state.q.bytes() + m_state.k.bytes() + m_state.v.bytes()) +
+        static_cast<std::int64_t>(free_before > free_after ? free_before - free_after : 0);
 
     if (m_protocol.check) {
       const std::vector<float> out = download(m_case.o, p.dtype, static_cast<std::size_t>(p.o_elems()));
       ensure_reference(p);
       std::vector<float> lse;
       if (writes_lse) lse = download(m_case.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()));
-      const double* cudnn = m_state.cudnn_rel_l2 && c.kernel != "cudnn.sdpa" ? &*m_state.cudnn_rel_l2 : nullptr;
-      CheckVerdict v = evaluate_output(p.dtype, out, m_state.ref_o, lse, m_state.ref_lse, cudnn, m_state.reference);
+      const double* cudnn =
+          m_state.cudnn_rel_l2 && c.kernel != "cudnn.sdpa" ? &*m_state.cudnn_rel_l2 : nullptr;
+      CheckVerdict v =
+          evaluate_output(p.dtype, out, m_state.ref_o, lse, m_state.ref_lse, cudnn, m_state.reference);
       if (!m_state.rows.empty()) add_sampled_rows(p, out, v);
       r.correctness = v.correctness;
       if (!v.correctness.pass) {
@@ -258,8 +260,9 @@ class CudaEngine final : public CaseEngine {
     }
     r.status = Status::ok;
     if (cs.clocks_dropped)
-      r.reason = fmt::format("SM clock dropped below 90% of its start during timing (throttle reasons 0x{:x})",
-                             cs.throttle_reasons);
+      r.reason =
+          fmt::format("SM clock dropped below 90% of its start during timing (throttle reasons 0x{:x})",
+                      cs.throttle_reasons);
     profile_case(*kernel, args, r);
   }
 
@@ -283,12 +286,14 @@ class CudaEngine final : public CaseEngine {
     }
     r.metrics_status = m_metrics_status;
     if (m_metrics_status != "ok") {
-      if (m_metrics_status == "unavailable") r.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
+      if (m_metrics_status == "unavailable")
+        r.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
       if (m_metrics_status == "off") r.metrics_reason = "--metrics none";
       if (!m_tool.empty()) run_metrics_launch(kernel, args, nullptr, r);  // the launch ncu selects
       return;
     }
-    r.ncu_command = ncu_command_for(self_exe(), r.kernel, r.problem, m_protocol, m_profiler->names(), r.nvtx_range);
+    r.ncu_command =
+        ncu_command_for(self_exe(), r.kernel, r.problem, m_protocol, m_profiler->names(), r.nvtx_range);
     run_metrics_launch(kernel, args, m_profiler.get(), r);
   }
 
@@ -325,14 +330,14 @@ class CudaEngine final : public CaseEngine {
     ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
     if (expected > 0 && rows.size() != expected) {
       r.metrics_status = "failed";
-      r.metrics_reason = fmt::format("the range profiler stored {} ranges for the {} kernels the case launches",
-                                     rows.size(), expected);
+      r.metrics_reason = fmt::format(
+          "the range profiler stored {} ranges for the {} kernels the case launches", rows.size(), expected);
       return;
     }
     CaseMetrics m;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      m.kernels.push_back(kernel_metrics_from(i < r.launch.size() ? r.launch[i].name : fmt::format("kernel {}", i),
-                                              rows[i], m_request.extra));
+      m.kernels.push_back(kernel_metrics_from(
+          i < r.launch.size() ? r.launch[i].name : fmt::format("kernel {}", i), rows[i], m_request.extra));
     m.aggregate = aggregate_metrics(m.kernels);
     m.passes = profiler->passes();
     m.wall_s = monotonic_seconds() - t0;
@@ -344,8 +349,8 @@ class CudaEngine final : public CaseEngine {
   void setup_cupti() {
     std::string problem;
     if (!parse_metrics_request(m_protocol.metrics, m_request, problem))
-      throw std::runtime_error("--metrics '" + m_protocol.metrics + "': " + problem + "; allowed: " +
-                               kMetricsRequestAllowed);
+      throw std::runtime_error("--metrics '" + m_protocol.metrics + "': " + problem +
+                               "; allowed: " + kMetricsRequestAllowed);
     m_tool = injected_profiler();
     if (!m_tool.empty()) {
       m_metrics_status = "unavailable";
@@ -377,7 +382,8 @@ class CudaEngine final : public CaseEngine {
     } catch (const cupti::MetricsError& e) {
       throw std::runtime_error(std::string("--metrics: ") + e.what());
     }
-    if (!m_profiler && (code == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || code == CUPTI_ERROR_HARDWARE_BUSY)) {
+    if (!m_profiler &&
+        (code == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || code == CUPTI_ERROR_HARDWARE_BUSY)) {
       // A tool this process did not recognise holds the counters: behave as under ncu, so its
       // NVTX filter still finds each case's metrics launch.
       m_tool = "another profiler";
@@ -413,8 +419,8 @@ class CudaEngine final : public CaseEngine {
     return m_peaks ? &*m_peaks : nullptr;
   }
 
-  AttentionArgs make_args(const Problem& p, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
-                          const CaseBuffers& b) const {
+  AttentionArgs make_args(const Problem& p, const DeviceBuffer& q, const DeviceBuffer& k,
+                          const DeviceBuffer& v, const CaseBuffers& b) const {
     AttentionArgs a;
     a.q = q.get();
     a.k = k.get();
@@ -474,7 +480,8 @@ class CudaEngine final : public CaseEngine {
     if (p.flops() <= kCpuReferenceMaxFlops) {
       std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
       m_state.ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
-      cpu_reference_attention(p, in.q.data(), in.k.data(), in.v.data(), scale, o.data(), m_state.ref_lse.data());
+      cpu_reference_attention(p, in.q.data(), in.k.data(), in.v.data(), scale, o.data(),
+                              m_state.ref_lse.data());
       m_state.ref_o.assign(o.begin(), o.end());
       m_state.reference = "cpu.reference";
       return;
@@ -484,14 +491,16 @@ class CudaEngine final : public CaseEngine {
     if (!ref) throw KernelError("cuda.reference is missing from the registry");
     Problem p32 = p;
     p32.dtype = DType::fp32;
-    if (auto why = ref->why_not(p32, {}); !why.empty()) throw KernelError("cuda.reference refuses the case: " + why);
+    if (auto why = ref->why_not(p32, {}); !why.empty())
+      throw KernelError("cuda.reference refuses the case: " + why);
     auto kernel = ref->prepare(p32, {});
     CaseBuffers b;
     b.o = DeviceBuffer(static_cast<std::size_t>(p.o_elems()) * sizeof(float));
     b.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_elems()) * sizeof(float));
     b.workspace = DeviceBuffer(kernel->workspace_bytes());
     {
-      DeviceBuffer q = upload(in.q, DType::fp32), k = upload(in.k, DType::fp32), v = upload(in.v, DType::fp32);
+      DeviceBuffer q = upload(in.q, DType::fp32), k = upload(in.k, DType::fp32),
+                   v = upload(in.v, DType::fp32);
       poison(b);
       kernel->run(make_args(p32, q, k, v, b));
       ATTN_CUDA_CHECK(cudaGetLastError());
@@ -515,8 +524,9 @@ class CudaEngine final : public CaseEngine {
                        nullptr);
     const double ref_err = rows_rel_l2(p, m_state.ref_o);
     if (!(ref_err <= kCudaReferenceMaxRelL2))
-      throw KernelError(fmt::format("cuda.reference disagrees with cpu.reference on {} sampled rows: rel_l2 {:.3e}",
-                                    m_state.rows.size(), ref_err));
+      throw KernelError(
+          fmt::format("cuda.reference disagrees with cpu.reference on {} sampled rows: rel_l2 {:.3e}",
+                      m_state.rows.size(), ref_err));
     m_state.reference = fmt::format("cuda.reference (fp32) + cpu.reference on {} rows (agree to {:.1e})",
                                     m_state.rows.size(), ref_err);
   }
@@ -539,7 +549,8 @@ class CudaEngine final : public CaseEngine {
     v.correctness.sampled_rows_rel_l2 = err;
     if (v.correctness.pass && !(err <= v.correctness.tol)) {
       v.correctness.pass = false;
-      v.reason = fmt::format("sampled rows against cpu.reference: rel_l2 {:.3e} > tol {:.3e}", err, v.correctness.tol);
+      v.reason = fmt::format("sampled rows against cpu.reference: rel_l2 {:.3e} > tol {:.3e}", err,
+                             v.correctness.tol);
     }
   }
 

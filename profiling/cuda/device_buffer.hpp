@@ -15,11 +15,13 @@ class DeviceBuffer {
       const cudaError_t e = cudaMalloc(&m_ptr, bytes);
       if (e != cudaSuccess) {
         (void)cudaGetLastError();  // allocation failure is not sticky; clear it
-        throw CudaError(e, "cudaMalloc(" + std::to_string(bytes) + " bytes) failed: " + cudaGetErrorString(e));
+        throw CudaError(e,
+                        "cudaMalloc(" + std::to_string(bytes) + " bytes) failed: " + cudaGetErrorString(e));
       }
     }
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       reset();

@@ -7,7 +7,8 @@ namespace {
 __global__ void l2_flush_kernel(const uint4* __restrict__ data, std::size_t count, unsigned* sink) {
   unsigned acc = 0;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     const uint4 v = __ldcg(data + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }

@@ -41,7 +41,8 @@ Nvml* Nvml::instance(std::string* why_not) {
     api->lib = lib;
     auto sym = [&](const char* name) { return dlsym(lib, name); };
     api->init = reinterpret_cast<int (*)()>(sym("nvmlInit_v2"));
-    api->by_bus = reinterpret_cast<int (*)(const char*, nvmlDevice*)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
+    api->by_bus =
+        reinterpret_cast<int (*)(const char*, nvmlDevice*)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
     api->clock = reinterpret_cast<int (*)(nvmlDevice, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
     api->max_clock = reinterpret_cast<int (*)(nvmlDevice, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
     api->temperature = reinterpret_cast<int (*)(nvmlDevice, int, unsigned*)>(sym("nvmlDeviceGetTemperature"));
@@ -90,7 +91,8 @@ NvmlReading Nvml::read(const std::string& bus) const {
   return r;
 }
 
-ClockSampler::ClockSampler(std::string pci_bus_id, int period_ms) : m_bus(std::move(pci_bus_id)), m_period_ms(period_ms) {}
+ClockSampler::ClockSampler(std::string pci_bus_id, int period_ms)
+    : m_bus(std::move(pci_bus_id)), m_period_ms(period_ms) {}
 
 ClockSampler::~ClockSampler() {
   if (m_running) stop();

@@ -1,10 +1,10 @@
 // Error metrics and the documented tolerance rule.
 #include "profiling/engine/check.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace attn {
 
@@ -66,9 +66,12 @@ double dtype_rel_l2_bound(DType t) {
   // before P.V about the same again; 4u leaves headroom for fp32 accumulation order. fp32 kernels
   // accumulate over up to 64k keys: sqrt(64k) * 2^-24 ~ 1.5e-5, so 2e-5.
   switch (t) {
-    case DType::fp16: return 4.0 * std::ldexp(1.0, -11);
-    case DType::bf16: return 4.0 * std::ldexp(1.0, -8);
-    case DType::fp32: return 2e-5;
+    case DType::fp16:
+      return 4.0 * std::ldexp(1.0, -11);
+    case DType::bf16:
+      return 4.0 * std::ldexp(1.0, -8);
+    case DType::fp32:
+      return 2e-5;
   }
   return 0;
 }
@@ -99,16 +102,17 @@ CheckVerdict evaluate_output(DType t, std::span<const float> out, std::span<cons
   c.reference = std::move(reference_name);
   apply_tolerance(c, t, cudnn_rel_l2);
   if (!c.pass) {
-    v.reason = fmt::format("rel_l2 {:.3e} > tol {:.3e} ({}); non-finite outputs: {}", c.rel_l2, c.tol, c.tol_rule,
-                           c.nonfinite);
+    v.reason = fmt::format("rel_l2 {:.3e} > tol {:.3e} ({}); non-finite outputs: {}", c.rel_l2, c.tol,
+                           c.tol_rule, c.nonfinite);
     return v;
   }
   if (!lse.empty()) {
     const ErrorStats le = compare_lse(lse, ref_lse);
     if (le.nonfinite > 0 || le.max_abs > lse_abs_tolerance(t)) {
       c.pass = false;
-      v.reason = fmt::format("LSE differs from the reference: max abs {:.3e} (tol {:.3e}), mismatched non-finite {}",
-                             le.max_abs, lse_abs_tolerance(t), le.nonfinite);
+      v.reason =
+          fmt::format("LSE differs from the reference: max abs {:.3e} (tol {:.3e}), mismatched non-finite {}",
+                      le.max_abs, lse_abs_tolerance(t), le.nonfinite);
     }
   }
   return v;

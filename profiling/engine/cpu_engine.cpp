@@ -1,11 +1,11 @@
 // The CPU backend: host buffers, wall-clock samples, cpu.reference as the oracle. L2 mode and
 // graphs do not apply on the CPU and are ignored.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <new>
-
-#include <fmt/format.h>
 
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/registry.hpp"
@@ -76,13 +76,14 @@ class CpuEngine final : public CaseEngine {
     args.scale = static_cast<float>(p.default_scale());
     args.workspace = workspace.data();
     args.workspace_bytes = workspace.size();
-    r.device_bytes_peak = static_cast<std::int64_t>((m_inputs.q.size() + m_inputs.k.size() + m_inputs.v.size() +
-                                                     o.size() + lse.size()) * sizeof(float) +
-                                                    workspace.size());
+    r.device_bytes_peak = static_cast<std::int64_t>(
+        (m_inputs.q.size() + m_inputs.k.size() + m_inputs.v.size() + o.size() + lse.size()) * sizeof(float) +
+        workspace.size());
 
     if (m_protocol.check) {
       kernel->run(args);
-      const char* reference = c.kernel == "cpu.reference" ? "cpu.reference (self, fp64 -> fp32)" : "cpu.reference";
+      const char* reference =
+          c.kernel == "cpu.reference" ? "cpu.reference (self, fp64 -> fp32)" : "cpu.reference";
       CheckVerdict v = evaluate_output(p.dtype, o, m_ref_o, lse, m_ref_lse, nullptr, reference);
       r.correctness = v.correctness;
       if (!v.correctness.pass) {
@@ -106,8 +107,8 @@ class CpuEngine final : public CaseEngine {
     m_inputs = generate_inputs(p, m_protocol.seed);
     std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
     m_ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
-    cpu_reference_attention(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), p.default_scale(), o.data(),
-                            m_ref_lse.data());
+    cpu_reference_attention(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), p.default_scale(),
+                            o.data(), m_ref_lse.data());
     m_ref_o.assign(o.begin(), o.end());
     m_ref_problem = p;
     m_has_reference = true;

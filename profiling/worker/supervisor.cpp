@@ -57,10 +57,10 @@ class IgnoreSigpipe {
 
 class Run {
  public:
-  Run(const std::vector<Case>& cases, const std::vector<std::size_t>& todo, const SupervisorOptions& options,
-      const WorkerCodec& codec, SupervisorEvents& events)
+  Run(const std::vector<Case>& cases, const std::vector<std::size_t>& pending,
+      const SupervisorOptions& options, const WorkerCodec& codec, SupervisorEvents& events)
       : m_cases(cases),
-        m_pending(todo.begin(), todo.end()),
+        m_pending(pending.begin(), pending.end()),
         m_options(options),
         m_codec(codec),
         m_events(events),
@@ -433,10 +433,10 @@ class Run {
 
 }  // namespace
 
-SupervisorSummary supervise(const std::vector<Case>& cases, const std::vector<std::size_t>& todo,
+SupervisorSummary supervise(const std::vector<Case>& cases, const std::vector<std::size_t>& pending,
                             const SupervisorOptions& options, const WorkerCodec& codec,
                             SupervisorEvents& events) {
-  return Run(cases, todo, options, codec, events).run();
+  return Run(cases, pending, options, codec, events).run();
 }
 
 }  // namespace attn

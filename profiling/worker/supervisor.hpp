@@ -58,9 +58,9 @@ struct SupervisorSummary {
   std::vector<std::string> errors;   // why slots were given up
 };
 
-// Runs cases[i] for every i in `todo`, in that order of hand-out. Never throws for what a worker
+// Runs cases[i] for every i in `pending`, in that order of hand-out. Never throws for what a worker
 // does: a worker that cannot be spawned or started counts against its slot's max_start_failures.
-SupervisorSummary supervise(const std::vector<Case>& cases, const std::vector<std::size_t>& todo,
+SupervisorSummary supervise(const std::vector<Case>& cases, const std::vector<std::size_t>& pending,
                             const SupervisorOptions& options, const WorkerCodec& codec,
                             SupervisorEvents& events);
 

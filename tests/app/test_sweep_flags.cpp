@@ -125,7 +125,8 @@ TEST(SweepFlags, EveryFlagHasHelp) {
   EXPECT_EQ(options.size(), 30u);
   for (const CLI::Option* opt : options) EXPECT_FALSE(opt->get_description().empty()) << opt->get_name();
   const std::string help = app.help();
-  for (const char* flag : {"--preset", "--kernels", "--window", "--noise", "--no-check", "--graphs", "--metrics"})
+  for (const char* flag :
+       {"--preset", "--kernels", "--window", "--noise", "--no-check", "--graphs", "--metrics"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   EXPECT_NE(help.find("Measurement protocol"), std::string::npos);
 }

@@ -32,7 +32,8 @@ LoadedRun sweep(const std::string& name, const std::string& args) {
   fs::remove_all(out);
   std::string output;
   const int code = run_attnscope_into(
-      "run --backend cuda --quiet --metrics none --max-time-s 0.05 " + args + " --out " + out.string(), output);
+      "run --backend cuda --quiet --metrics none --max-time-s 0.05 " + args + " --out " + out.string(),
+      output);
   EXPECT_EQ(code, 0) << output;
   std::printf("%s", output.c_str());
   return read_results(out / "results.jsonl");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <numeric>
 #include <thread>
@@ -142,12 +143,19 @@ TEST(Gui, CpuSweepDrivenByInputDrawsOneCurvePerKernel) {
   ASSERT_EQ(img.width, 1600);
   ASSERT_EQ(img.height, 1000);
   // Curves: pixels of each series colour inside the data area, the legend's swatches left out.
+  std::size_t weakest = SIZE_MAX;
   for (std::size_t i = 0; i < 2; ++i) {
     const std::size_t n = count_color(img, area, plot::palette_color(i), 30, legend);
     EXPECT_GT(n, 150u) << "series " << i << " colour missing from the plot area";
+    weakest = std::min(weakest, n);
   }
+  // No third curve: any other palette colour stays far below a real curve's pixel count. A few
+  // anti-aliased pixels where the two curves' colours blend with the grid can land within the
+  // colour tolerance of another palette entry (seen: 28 on one machine), so the bar is relative.
   for (std::size_t i = 2; i < plot::kPaletteSize; ++i)
-    EXPECT_LT(count_color(img, area, plot::palette_color(i), 30, legend), 10u) << "palette colour " << i;
+    EXPECT_LT(count_color(img, area, plot::palette_color(i), 30, legend),
+              std::max<std::size_t>(10, weakest / 4))
+        << "palette colour " << i;
 }
 
 // Open a saved run, press Ctrl+E, type a path and a size into the dialog, click Save: the PNG has

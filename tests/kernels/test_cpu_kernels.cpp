@@ -37,8 +37,10 @@ TEST_P(CpuFlashVsReference, MatchesOracle) {
   ASSERT_EQ(p.validate(), "");
   const HostInputs in = generate_inputs(p, 7);
 
-  std::vector<double> ref(static_cast<std::size_t>(p.o_elems())), ref_lse(static_cast<std::size_t>(p.lse_elems()));
-  cpu_reference_attention(p, in.q.data(), in.k.data(), in.v.data(), p.default_scale(), ref.data(), ref_lse.data());
+  std::vector<double> ref(static_cast<std::size_t>(p.o_elems())),
+      ref_lse(static_cast<std::size_t>(p.lse_elems()));
+  cpu_reference_attention(p, in.q.data(), in.k.data(), in.v.data(), p.default_scale(), ref.data(),
+                          ref_lse.data());
 
   const KernelSpec* flash = find_kernel("cpu.flash");
   ASSERT_NE(flash, nullptr);
@@ -67,10 +69,10 @@ TEST_P(CpuFlashVsReference, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(
     Masks, CpuFlashVsReference,
-    ::testing::Values(Shape{1, 2, 2, 37, 37, 32, 32, false, {}},           // full, odd S
-                      Shape{2, 3, 3, 65, 65, 16, 16, true, {}},            // causal square
-                      Shape{1, 4, 2, 33, 97, 24, 24, true, {}},            // causal, Sk > Sq, GQA
-                      Shape{1, 4, 1, 97, 33, 24, 40, true, {}},            // causal, Sq > Sk: empty rows, MQA, Dv != D
+    ::testing::Values(Shape{1, 2, 2, 37, 37, 32, 32, false, {}},  // full, odd S
+                      Shape{2, 3, 3, 65, 65, 16, 16, true, {}},   // causal square
+                      Shape{1, 4, 2, 33, 97, 24, 24, true, {}},   // causal, Sk > Sq, GQA
+                      Shape{1, 4, 1, 97, 33, 24, 40, true, {}},   // causal, Sq > Sk: empty rows, MQA, Dv != D
                       Shape{1, 2, 2, 70, 70, 32, 32, false, {8, 0}},       // sliding window (8, 0)
                       Shape{1, 2, 2, 70, 50, 32, 32, false, {5, 9}},       // two-sided window, Sq != Sk
                       Shape{3, 1, 1, 1, 19, 8, 8, true, {}},               // a single query row
@@ -91,7 +93,8 @@ TEST(CpuReference, RowsWithNoVisibleKeyAreZeroWithMinusInfLse) {
   EXPECT_TRUE(std::isinf(lse[0]) && lse[0] < 0);
   EXPECT_TRUE(std::isfinite(lse[2]));
   // Row 2 sees key 0 only: its output is exactly V[0].
-  for (int d = 0; d < 4; ++d) EXPECT_DOUBLE_EQ(o[static_cast<std::size_t>(2 * 4 + d)], in.v[static_cast<std::size_t>(d)]);
+  for (int d = 0; d < 4; ++d)
+    EXPECT_DOUBLE_EQ(o[static_cast<std::size_t>(2 * 4 + d)], in.v[static_cast<std::size_t>(d)]);
 }
 
 TEST(CpuKernels, RefuseNonFp32WithReason) {
@@ -106,16 +109,17 @@ TEST(HalfConvert, RoundTripsAndRoundsToNearestEven) {
   EXPECT_EQ(float_to_fp16(1.0f), 0x3C00);
   EXPECT_EQ(fp16_to_float(0x3C00), 1.0f);
   EXPECT_EQ(float_to_fp16(65504.0f), 0x7BFF);
-  EXPECT_EQ(float_to_fp16(1e6f), 0x7C00);                     // overflow to inf
-  EXPECT_EQ(float_to_fp16(1.0f + 1.0f / 2048), 0x3C00);       // tie -> even
-  EXPECT_EQ(float_to_fp16(1.0f + 3.0f / 2048), 0x3C02);       // tie -> even (up)
+  EXPECT_EQ(float_to_fp16(1e6f), 0x7C00);                // overflow to inf
+  EXPECT_EQ(float_to_fp16(1.0f + 1.0f / 2048), 0x3C00);  // tie -> even
+  EXPECT_EQ(float_to_fp16(1.0f + 3.0f / 2048), 0x3C02);  // tie -> even (up)
   EXPECT_EQ(fp16_to_float(float_to_fp16(5.960464477539063e-08f)), 5.960464477539063e-08f);  // min subnormal
   EXPECT_EQ(float_to_fp16(-2.0f), 0xC000);
   EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(bf16_to_float(float_to_bf16(3.140625f)), 3.140625f);
   EXPECT_EQ(float_to_bf16(1.0f + 1.0f / 256), 0x3F80);  // tie -> even
   EXPECT_TRUE(std::isnan(fp16_to_float(float_to_fp16(std::numeric_limits<float>::quiet_NaN()))));
-  for (std::uint32_t h = 0; h < 0x7C00; h += 7) EXPECT_EQ(float_to_fp16(fp16_to_float(static_cast<std::uint16_t>(h))), h);
+  for (std::uint32_t h = 0; h < 0x7C00; h += 7)
+    EXPECT_EQ(float_to_fp16(fp16_to_float(static_cast<std::uint16_t>(h))), h);
 }
 
 }  // namespace

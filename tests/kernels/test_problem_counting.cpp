@@ -86,7 +86,8 @@ TEST(ProblemCounting, MatchesBruteForceOnOddShapes) {
           p.causal = causal;
           p.window = w;
           EXPECT_EQ(p.visible_pairs_per_head(), brute_force_pairs(p))
-              << "sq=" << sq << " sk=" << sk << " causal=" << causal << " window=" << w.left << "," << w.right;
+              << "sq=" << sq << " sk=" << sk << " causal=" << causal << " window=" << w.left << ","
+              << w.right;
         }
       }
     }

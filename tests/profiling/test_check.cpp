@@ -57,7 +57,8 @@ TEST(Check, LseMinusInfMustMatch) {
   const std::vector<double> ref{-inf, 1.0};
   EXPECT_EQ(compare_lse(std::vector<float>{-std::numeric_limits<float>::infinity(), 1.0f}, ref).nonfinite, 0);
   EXPECT_EQ(compare_lse(std::vector<float>{0.0f, 1.0f}, ref).nonfinite, 1);
-  EXPECT_NEAR(compare_lse(std::vector<float>{-std::numeric_limits<float>::infinity(), 1.5f}, ref).max_abs, 0.5, 1e-12);
+  EXPECT_NEAR(compare_lse(std::vector<float>{-std::numeric_limits<float>::infinity(), 1.5f}, ref).max_abs,
+              0.5, 1e-12);
 }
 
 TEST(Inputs, DeterministicNonZeroAndRoundedToDtype) {
@@ -75,7 +76,8 @@ TEST(Inputs, DeterministicNonZeroAndRoundedToDtype) {
   EXPECT_NE(a.q, c.q);
   EXPECT_EQ(a.k.size(), static_cast<std::size_t>(p.k_elems()));
   EXPECT_EQ(a.v.size(), static_cast<std::size_t>(p.v_elems()));
-  EXPECT_NE(std::vector<float>(a.q.begin(), a.q.begin() + 8), std::vector<float>(a.k.begin(), a.k.begin() + 8));
+  EXPECT_NE(std::vector<float>(a.q.begin(), a.q.begin() + 8),
+            std::vector<float>(a.k.begin(), a.k.begin() + 8));
   double sum = 0, sum2 = 0;
   int zeros = 0;
   for (float x : a.q) {
@@ -86,7 +88,7 @@ TEST(Inputs, DeterministicNonZeroAndRoundedToDtype) {
   }
   const double n = static_cast<double>(a.q.size());
   EXPECT_EQ(zeros, 0);
-  EXPECT_NEAR(sum / n, 0.0, 0.1);       // standard normal
+  EXPECT_NEAR(sum / n, 0.0, 0.1);  // standard normal
   EXPECT_NEAR(sum2 / n, 1.0, 0.15);
 }
 

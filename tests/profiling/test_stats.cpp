@@ -64,7 +64,8 @@ TEST(Sampler, StopsAtMinSamplesWhenQuiet) {
   p.warmup_ms = 5;  // 5 warm-up launches of 1 ms
   p.min_samples = 10;
   p.noise_pct = 1.0;
-  const TimingStats t = measure_samples(p, [&] { return dev.sample(); }, [&] { return dev.now; });
+  const TimingStats t = measure_samples(
+      p, [&] { return dev.sample(); }, [&] { return dev.now; });
   EXPECT_TRUE(t.converged);
   EXPECT_EQ(t.samples, 10);
   EXPECT_EQ(dev.calls, 15);
@@ -78,7 +79,8 @@ TEST(Sampler, NoisySamplesRunUntilTheBudget) {
   p.min_samples = 5;
   p.noise_pct = 0.01;
   p.max_time_s = 0.5;
-  const TimingStats t = measure_samples(p, [&] { return dev.sample(); }, [&] { return dev.now; });
+  const TimingStats t = measure_samples(
+      p, [&] { return dev.sample(); }, [&] { return dev.now; });
   EXPECT_FALSE(t.converged);
   // 0.5 s of samples averaging 2.3 ms: about 217 samples, bounded by the budget.
   EXPECT_GT(t.samples, 200);
@@ -92,7 +94,8 @@ TEST(Sampler, BudgetBeatsMinSamplesButKeepsThree) {
   p.min_samples = 10;
   p.noise_pct = 0.001;
   p.max_time_s = 0.1;
-  const TimingStats t = measure_samples(p, [&] { return dev.sample(); }, [&] { return dev.now; });
+  const TimingStats t = measure_samples(
+      p, [&] { return dev.sample(); }, [&] { return dev.now; });
   EXPECT_EQ(t.samples, 3);
   EXPECT_FALSE(t.converged);
 }
@@ -105,7 +108,10 @@ TEST(Sampler, MaxSamplesCaps) {
   p.max_samples = 25;
   p.noise_pct = 1e-9;
   p.max_time_s = 100;
-  EXPECT_EQ(measure_samples(p, [&] { return dev.sample(); }, [&] { return dev.now; }).samples, 25);
+  EXPECT_EQ(measure_samples(
+                p, [&] { return dev.sample(); }, [&] { return dev.now; })
+                .samples,
+            25);
 }
 
 }  // namespace

@@ -254,8 +254,8 @@ TEST(Supervisor, TwentyCasesSurviveAnAbortAndAHang) {
   cases.insert(cases.begin() + 5, make_case("debug.fault", small_problem(32, 16)));
   cases.insert(cases.begin() + 13, make_case("debug.hang", small_problem(32, 16)));
   ASSERT_EQ(cases.size(), 20u);
-  std::vector<std::size_t> todo(cases.size());
-  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  std::vector<std::size_t> pending(cases.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
 
   SupervisorOptions options;
   WorkerSlot slot;
@@ -269,7 +269,7 @@ TEST(Supervisor, TwentyCasesSurviveAnAbortAndAHang) {
   const fs::path file = fs::path(::testing::TempDir()) / "attnscope_supervisor_20.jsonl";
   Recorder rec(file);
   const JsonWorkerCodec codec;
-  const SupervisorSummary s = supervise(cases, todo, options, codec, rec);
+  const SupervisorSummary s = supervise(cases, pending, options, codec, rec);
   rec.writer->close();
 
   EXPECT_EQ(s.finished, 20u);

@@ -175,8 +175,7 @@ TEST_F(CompareCli, PlantedTwentyPercentSlowdownExitsOne) {
 
 TEST_F(CompareCli, RunAgainstItselfExitsZero) {
   const auto base = run("base", 1.0);
-  const CliOutcome o =
-      run_cli("compare " + base.string() + " " + (base / "results.jsonl").string());
+  const CliOutcome o = run_cli("compare " + base.string() + " " + (base / "results.jsonl").string());
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("4 paired cases: 4 same"), std::string::npos) << o.output;
 }

@@ -155,9 +155,8 @@ class CrossoverCli : public test::TempDirTest {};
 TEST_F(CrossoverCli, WritesTomlAndPlot) {
   const auto dir = write_run("synthetic", test::full_run(), synthetic());
   const auto toml_file = m_dir / "thresholds.toml", png = m_dir / "crossover.png";
-  const CliOutcome o =
-      run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis seq " +
-                    "--headroom 1.1 -o " + toml_file.string() + " --plot " + png.string());
+  const CliOutcome o = run_cli("crossover " + dir.string() + " --a fa2.mma --b cudnn.sdpa --axis seq " +
+                               "--headroom 1.1 -o " + toml_file.string() + " --plot " + png.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const toml::table t = toml::parse(slurp(toml_file));
   EXPECT_EQ((*t["crossover"]["group"].as_array()->get(1)->as_table())["min_seq"].value_or<std::int64_t>(0),

@@ -221,9 +221,8 @@ TEST_F(ReportCli, WritesReportWithEmbeddedFigures) {
       theirs(s.cases.begin() + 6, s.cases.end());
   const auto run_dir = write_run("h100", s.sources[0].run, ours);
   const auto torch_dir = write_run("torch", s.sources[1].run, theirs);
-  const CliOutcome o =
-      run_cli("report " + run_dir.string() + " " + (torch_dir / "results.jsonl").string() +
-                    " --baseline torch.efficient");
+  const CliOutcome o = run_cli("report " + run_dir.string() + " " + (torch_dir / "results.jsonl").string() +
+                               " --baseline torch.efficient");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const std::string md = slurp(run_dir / "report.md");
   EXPECT_NE(md.find("| torch/results.jsonl | 20250102-040000-torch-sdpa |"), std::string::npos) << md;
