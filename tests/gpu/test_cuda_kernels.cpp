@@ -18,6 +18,8 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/reference/device_mask.hpp"
+#include "profiling/engine/inputs.hpp"
+#include "tests/support/gpu_probe.hpp"
 
 namespace attn {
 KernelSpec make_naive_unfused_spec();
@@ -29,14 +31,6 @@ namespace {
 
 using attn::DType;
 using attn::Problem;
-
-#define ATTN_REQUIRE_DEVICE()                                                                             \
-  do {                                                                                                    \
-    int count_ = 0;                                                                                       \
-    const cudaError_t err_ = cudaGetDeviceCount(&count_);                                                 \
-    if (err_ != cudaSuccess || count_ == 0)                                                               \
-      GTEST_SKIP() << "no CUDA device: " << (err_ != cudaSuccess ? cudaGetErrorString(err_) : "count 0"); \
-  } while (0)
 
 #define ASSERT_CUDA(call) \
   ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
@@ -85,21 +79,6 @@ HostTensor make_tensor(DType t, std::int64_t n, float amplitude, std::mt19937& r
     if (t == DType::bf16) h.half_bits[e] = attn::float_to_bf16(x);
   }
   return h;
-}
-
-std::vector<float> to_floats(DType t, const std::vector<unsigned char>& raw) {
-  const std::size_t n = raw.size() / attn::dtype_bytes(t);
-  std::vector<float> out(n);
-  for (std::size_t e = 0; e < n; ++e) {
-    if (t == DType::fp32) {
-      std::memcpy(&out[e], raw.data() + 4 * e, 4);
-    } else {
-      std::uint16_t h;
-      std::memcpy(&h, raw.data() + 2 * e, 2);
-      out[e] = t == DType::fp16 ? attn::fp16_to_float(h) : attn::bf16_to_float(h);
-    }
-  }
-  return out;
 }
 
 struct Case {
@@ -223,7 +202,7 @@ void run_kernel(const std::string& kernel, const Problem& p, const HostTensor& q
   ASSERT_CUDA(cudaStreamDestroy(stream));
   std::vector<unsigned char> raw(static_cast<std::size_t>(p.o_elems()) * e);
   ASSERT_CUDA(cudaMemcpy(raw.data(), dout.get(), raw.size(), cudaMemcpyDeviceToHost));
-  out.o = to_floats(p.dtype, raw);
+  out.o = attn::unpack_from(p.dtype, raw.data(), static_cast<std::size_t>(p.o_elems()));
   out.lse.resize(static_cast<std::size_t>(p.lse_elems()));
   ASSERT_CUDA(cudaMemcpy(out.lse.data(), dlse.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
 }
@@ -261,7 +240,7 @@ struct KernelCase {
 class CudaKernelTest : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(CudaKernelTest, MatchesCpuReference) {
-  ATTN_REQUIRE_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const auto& [kernel, c] = GetParam();
   const Problem& p = c.problem;
   ASSERT_EQ(p.validate(), "");
@@ -333,7 +312,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CudaKernelTest, ::testing::ValuesIn(all_kernel
 class LargeCaseTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LargeCaseTest, SampledRowsMatchAndTime) {
-  ATTN_REQUIRE_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const std::string kernel = GetParam();
   const Problem p = make_problem(2, 16, 16, 8192, 8192, 128, 128, DType::fp16);
   const auto prepared = spec_by_id(kernel).prepare(p, {});

@@ -17,27 +17,13 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/problem.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
+#include "tests/support/gpu_probe.hpp"
 
 namespace attn {
 
 KernelSpec make_cudnn_sdpa_spec();
 
 namespace {
-
-// Empty when a CUDA device is usable, else why not.
-std::string device_missing() {
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) return cudaGetErrorString(err);
-  if (n == 0) return "cudaGetDeviceCount reports 0 devices";
-  return {};
-}
-
-#define ATTN_SKIP_WITHOUT_DEVICE()                                         \
-  do {                                                                     \
-    const std::string missing_ = device_missing();                         \
-    if (!missing_.empty()) GTEST_SKIP() << "no CUDA device: " << missing_; \
-  } while (0)
 
 void cuda_ok(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
@@ -258,7 +244,7 @@ std::vector<RowIndex> sample_rows(const Problem& p, int per_head_rows) {
 }
 
 TEST(CudnnSdpa, ReportsVersion) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const std::size_t version = cudnnGetVersion();
   int device = 0;
   cudaDeviceProp prop{};
@@ -270,89 +256,89 @@ TEST(CudnnSdpa, ReportsVersion) {
 }
 
 TEST(CudnnSdpa, NonCausalSquareFp16D64) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(2, 4, 4, 256, 256, 64, 64, DType::fp16, false));
 }
 
 TEST(CudnnSdpa, NonCausalSquareBf16D128) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(2, 4, 4, 256, 256, 128, 128, DType::bf16, false));
 }
 
 TEST(CudnnSdpa, NonCausalSeqQLongerThanSeqKv) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 4, 4, 300, 100, 64, 64, DType::fp16, false));
 }
 
 TEST(CudnnSdpa, CausalBottomRightShortQueryFp16) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(2, 4, 4, 100, 300, 64, 64, DType::fp16, true));
 }
 
 TEST(CudnnSdpa, CausalBottomRightLongQueryFp16) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   // Rows 0..199 see no key: O = 0 and LSE = -inf there.
   expect_matches(make_problem(2, 4, 4, 300, 100, 64, 64, DType::fp16, true));
 }
 
 TEST(CudnnSdpa, CausalBottomRightLongQueryBf16D128) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 4, 4, 300, 100, 128, 128, DType::bf16, true));
 }
 
 TEST(CudnnSdpa, CausalLongQueryWithoutLse) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 2, 2, 300, 100, 64, 64, DType::fp16, true), CaseOptions{.want_lse = false});
 }
 
 TEST(CudnnSdpa, GqaCausalSeq127Fp16D128) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(2, 8, 2, 127, 127, 128, 128, DType::fp16, true));
 }
 
 TEST(CudnnSdpa, MqaBf16D64) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(2, 8, 1, 127, 200, 64, 64, DType::bf16, false));
 }
 
 TEST(CudnnSdpa, HeadDimVDiffersFromHeadDim) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 4, 4, 128, 192, 128, 64, DType::fp16, true));
 }
 
 TEST(CudnnSdpa, CausalSlidingWindowFp16) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 4, 4, 200, 320, 64, 64, DType::fp16, true, Window{48, -1}));
 }
 
 TEST(CudnnSdpa, BandWindowLeftAndRight) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 4, 4, 200, 200, 64, 64, DType::fp16, false, Window{16, 8}));
 }
 
 TEST(CudnnSdpa, LeftOnlyWindowBf16) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 4, 2, 192, 256, 64, 64, DType::bf16, false, Window{32, -1}));
 }
 
 TEST(CudnnSdpa, HeadDim256Bf16) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(1, 2, 2, 256, 256, 256, 256, DType::bf16, true));
 }
 
 TEST(CudnnSdpa, ReusesPlanOnSecondStreamBitExact) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   expect_matches(make_problem(2, 4, 2, 300, 100, 64, 64, DType::fp16, true), CaseOptions{.runs = 2});
 }
 
 TEST(CudnnSdpa, LongCausalGqaSampledRows) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const Problem p = make_problem(1, 16, 4, 4096, 4096, 128, 128, DType::fp16, true);
   expect_matches(p, CaseOptions{.rows = sample_rows(p, 6)});
 }
 
 TEST(CudnnSdpa, LongSlidingWindowSampledRows) {
-  ATTN_SKIP_WITHOUT_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const Problem p = make_problem(1, 8, 8, 2048, 3072, 64, 64, DType::bf16, true, Window{256, -1});
   expect_matches(p, CaseOptions{.rows = sample_rows(p, 6)});
 }

@@ -21,6 +21,7 @@
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
 #include "kernels/registry.hpp"
+#include "tests/support/gpu_probe.hpp"
 
 namespace attn {
 KernelSpec make_fa2_mma_spec();
@@ -31,22 +32,6 @@ namespace {
 
 using attn::DType;
 using attn::Problem;
-
-bool have_device(std::string& why) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    why = err != cudaSuccess ? cudaGetErrorString(err) : "count 0";
-    return false;
-  }
-  return true;
-}
-
-#define ATTN_REQUIRE_DEVICE()                                           \
-  do {                                                                  \
-    std::string why_;                                                   \
-    if (!have_device(why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
-  } while (0)
 
 #define ASSERT_CUDA(call) \
   ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
@@ -272,7 +257,7 @@ std::vector<Fa2Case> all_cases() {
 class Fa2MmaTest : public ::testing::TestWithParam<Fa2Case> {};
 
 TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
-  ATTN_REQUIRE_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const Problem& p = GetParam().problem;
   ASSERT_EQ(p.validate(), "");
   // A fresh draw per case: the seed follows the case's shape and mask.
@@ -357,7 +342,7 @@ struct TileCase {
 class Fa2TileTest : public ::testing::TestWithParam<TileCase> {};
 
 TEST_P(Fa2TileTest, EveryCompiledTileIsCorrectAndTimed) {
-  ATTN_REQUIRE_DEVICE();
+  ATTN_SKIP_WITHOUT_GPU();
   const auto& [d, tiles, causal] = GetParam();
   const attn::Knobs knobs{
       {"br", tiles.br}, {"bc", tiles.bc}, {"warps", tiles.warps}, {"stages", tiles.stages}};

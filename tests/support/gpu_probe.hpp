@@ -17,3 +17,10 @@ inline bool have_gpu(std::string& why) {
 }
 
 }  // namespace attn
+
+// Ends the current GoogleTest with a printed skip reason where no CUDA device is usable.
+#define ATTN_SKIP_WITHOUT_GPU()                                              \
+  do {                                                                       \
+    std::string why_;                                                        \
+    if (!::attn::have_gpu(why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
+  } while (0)
