@@ -30,4 +30,6 @@ std::optional<Status> parse_status(std::string_view s) {
   return std::nullopt;
 }
 
+const std::string& variant_label(const CaseResult& c) { return c.variant.empty() ? c.kernel : c.variant; }
+
 }  // namespace attn

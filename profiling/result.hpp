@@ -98,6 +98,10 @@ struct CaseResult {
   std::string case_id;
   std::string kernel;
   Knobs knobs;
+  // The variant label (profiling/sweep/variant.hpp) when the knobs differ from the kernel's
+  // defaults, e.g. "fa2.mma@br=64+bc=64"; empty at the defaults. Set by the engine, which has the
+  // registry, so a report made where the kernel is not built still tells variants apart.
+  std::string variant;
   Problem problem;
   Status status = Status::error;
   std::string reason;
@@ -118,6 +122,10 @@ struct CaseResult {
   std::optional<Roofline> roofline;
   std::string ncu_command;  // profiles this one case with Nsight Compute, selected by NVTX range
 };
+
+// The name of a case's kernel variant in every output (series, table rows, baselines, compare and
+// crossover): `variant` when set, else the kernel id.
+const std::string& variant_label(const CaseResult& c);
 
 struct GpuInfo {
   std::string name;

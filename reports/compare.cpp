@@ -108,13 +108,13 @@ CompareReport compare_results(const std::vector<CaseResult>& base, const std::ve
   for (const CaseResult& n : now) {
     const auto it = base_by_id.find(n.case_id);
     if (it == base_by_id.end()) {
-      rep.only_new.push_back({n.case_id, n.kernel, config_label(n.problem, n.knobs), n.status});
+      rep.only_new.push_back({n.case_id, variant_label(n), config_label(n.problem, n.knobs), n.status});
       continue;
     }
     const CaseResult& b = *it->second;
     CompareRow r;
     r.case_id = n.case_id;
-    r.kernel = n.kernel;
+    r.kernel = variant_label(n);
     r.config = config_label(n.problem, n.knobs);
     r.base_status = b.status;
     r.new_status = n.status;
@@ -132,7 +132,7 @@ CompareReport compare_results(const std::vector<CaseResult>& base, const std::ve
   }
   for (const CaseResult& b : base)
     if (!new_by_id.contains(b.case_id))
-      rep.only_base.push_back({b.case_id, b.kernel, config_label(b.problem, b.knobs), b.status});
+      rep.only_base.push_back({b.case_id, variant_label(b), config_label(b.problem, b.knobs), b.status});
 
   std::stable_sort(rep.rows.begin(), rep.rows.end(), [](const CompareRow& x, const CompareRow& y) {
     if (x.verdict != y.verdict) return static_cast<int>(x.verdict) < static_cast<int>(y.verdict);

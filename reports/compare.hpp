@@ -29,7 +29,7 @@ struct CompareOptions {
 
 struct CompareRow {
   std::string case_id;
-  std::string kernel;
+  std::string kernel;  // variant_label: the kernel id, or "fa2.mma@br=64" for a non-default variant
   std::string config;  // config_label of the NEW problem
   Status base_status = Status::ok, new_status = Status::ok;
   std::optional<double> base_ms, new_ms;        // medians [ms]

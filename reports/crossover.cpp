@@ -146,8 +146,9 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
   std::set<std::string> measured;
   for (const CaseResult& c : cases) {
     if (c.status != Status::ok || !c.timing || !(c.timing->median_ms > 0)) continue;
-    measured.insert(c.kernel);
-    if (c.kernel == options.a || c.kernel == options.b) usable.push_back(&c);
+    const std::string& k = variant_label(c);
+    measured.insert(k);
+    if (k == options.a || k == options.b) usable.push_back(&c);
   }
   for (const std::string* k : {&options.a, &options.b}) {
     if (measured.contains(*k)) continue;
@@ -180,7 +181,7 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
       groups.push_back({std::move(f), c->problem, {}, {}});
     }
     Acc& g = groups[it->second];
-    keep_fastest(c->kernel == options.a ? g.a_ms : g.b_ms, axis_value(c->problem, axis),
+    keep_fastest(variant_label(*c) == options.a ? g.a_ms : g.b_ms, axis_value(c->problem, axis),
                  c->timing->median_ms);
   }
 

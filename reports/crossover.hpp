@@ -20,7 +20,7 @@ inline constexpr const char* kCrossAxisAllowed =
     "seq, seq_q, seq_kv, head_dim, head_dim_v, batch, heads, heads_kv";
 
 struct CrossoverOptions {
-  std::string a, b;  // kernel ids: A is the candidate, B the incumbent
+  std::string a, b;  // variant labels (a kernel id, or "fa2.mma@br=64"): A the candidate, B the incumbent
   CrossAxis axis = CrossAxis::seq;
   double headroom = 1.1;  // A must be at least this many times faster (B median / A median)
   std::string key;        // TOML key of the threshold; empty = "min_<axis>"
@@ -49,8 +49,9 @@ struct CrossoverResult {
   std::string key() const;
 };
 
-// A's and B's ok cases (the fastest median where several knob settings share a problem) grouped by
-// every problem field except the axis. Derived axes: when the axis is seq/seq_q and B x Sq takes
+// A's and B's ok cases (matched by variant_label, so a plain id means the kernel at its default
+// knobs; the fastest median where several cases share a problem) grouped by every problem field
+// except the axis. Derived axes: when the axis is seq/seq_q and B x Sq takes
 // fewer distinct values than B across these cases, the batch is keyed as tokens = B x Sq (the
 // FA2 "16k tokens" sweeps); likewise heads as hidden = Hq x D when the axis is head_dim. Heads_kv
 // is keyed as the group size Hq / Hkv; seq_kv (head_dim_v) as "tied" when it equals seq_q

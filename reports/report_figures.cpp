@@ -92,8 +92,9 @@ plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& ru
   for (const CaseResult& c : cases) {
     if (!measured(c) || c.min_bytes <= 0) continue;
     const double ai = c.flops / static_cast<double>(c.min_bytes);
-    if (!by_kernel.contains(c.kernel)) order.push_back(c.kernel);
-    by_kernel[c.kernel].emplace_back(ai, *c.tflops);
+    const std::string& k = variant_label(c);
+    if (!by_kernel.contains(k)) order.push_back(k);
+    by_kernel[k].emplace_back(ai, *c.tflops);
     ai_min = std::min(ai_min, ai);
     ai_max = std::max(ai_max, ai);
   }
@@ -155,6 +156,10 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
       x == "head_dim" && distinct(ok, [](const Problem& p) { return p.heads_q * p.head_dim; }) <
                              distinct(
                                  ok, [](const Problem& p) { return p.heads_q; });
+  // Dv = D in every measured case: Dv moves with a head_dim x axis ("Dv=D"), not one panel per D.
+  const bool dv_follows = x == "head_dim" && std::all_of(ok.begin(), ok.end(), [](const CaseResult* c) {
+                            return c->problem.head_dim_v == c->problem.head_dim;
+                          });
   auto panel_fields = [&](const Problem& p) {
     std::vector<std::pair<std::string, std::string>> f;
     f.emplace_back("dtype", std::string(to_string(p.dtype)));
@@ -169,7 +174,7 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
     if (!seq_x) f.emplace_back("S", std::to_string(p.seq_q));
     if (x != "seq_kv" && x != "seq") f.emplace_back("Sk", std::to_string(p.seq_kv));
     if (x != "head_dim") f.emplace_back("D", std::to_string(p.head_dim));
-    f.emplace_back("Dv", std::to_string(p.head_dim_v));
+    f.emplace_back("Dv", dv_follows && p.head_dim_v == p.head_dim ? "D" : std::to_string(p.head_dim_v));
     return f;
   };
   std::vector<std::vector<std::pair<std::string, std::string>>> panels;
@@ -180,11 +185,17 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
     if (it == panels.end()) it = panels.insert(panels.end(), f);
     panel_cases[static_cast<std::size_t>(it - panels.begin())].push_back(c);
   }
-  // A panel is named by dtype, mask and the fields that differ between panels.
+  // A panel is named by dtype, mask and the fields that differ between the drawn panels (those
+  // with a measured case: a panel of refused cases alone must not lengthen every name).
   std::set<std::string> varying;
-  for (const auto& pf : panels)
-    for (std::size_t i = 0; i < pf.size(); ++i)
-      if (pf[i] != panels.front()[i]) varying.insert(pf[i].first);
+  const std::vector<std::pair<std::string, std::string>>* first = nullptr;
+  for (std::size_t pi = 0; pi < panels.size(); ++pi) {
+    const auto& cases = panel_cases[pi];
+    if (std::none_of(cases.begin(), cases.end(), measured)) continue;
+    if (!first) first = &panels[pi];
+    for (std::size_t i = 0; i < panels[pi].size(); ++i)
+      if (panels[pi][i] != (*first)[i]) varying.insert(panels[pi][i].first);
+  }
 
   const RunInfo& run = set.primary();
   std::size_t used = 0;

@@ -72,7 +72,7 @@ std::optional<double> baseline_median(const std::vector<CaseResult>& cases, cons
   std::optional<double> best;
   if (baseline.empty()) return best;
   for (const CaseResult& c : cases) {
-    if (c.kernel != baseline || !measured(c) || !(c.problem == p)) continue;
+    if (variant_label(c) != baseline || !measured(c) || !(c.problem == p)) continue;
     if (!best || *median_of(c) < *best) best = median_of(c);
   }
   return best;
@@ -229,7 +229,7 @@ std::string matrix(const ResultSet& set, const std::string& baseline) {
   std::vector<Problem> problems;
   for (const CaseResult& c : set.cases) {
     const Problem& p = c.problem;
-    add_unique(kernels, c.kernel);
+    add_unique(kernels, variant_label(c));
     add_unique(dtypes, std::string(to_string(p.dtype)));
     add_unique(masks, p.mask_label());
     add_unique(b, p.batch);
@@ -273,14 +273,14 @@ std::vector<const CaseResult*> ordered(const std::vector<CaseResult>& cases, DTy
   std::vector<const CaseResult*> out;
   for (const CaseResult& c : cases) {
     add_unique(problems, c.problem);
-    add_unique(kernels, c.kernel);
+    add_unique(kernels, variant_label(c));
     if (c.problem.dtype == dtype && (timed ? median_of(c).has_value() : !measured(c))) out.push_back(&c);
   }
   auto rank = [](const auto& v, const auto& x) { return std::find(v.begin(), v.end(), x) - v.begin(); };
   std::stable_sort(out.begin(), out.end(), [&](const CaseResult* x, const CaseResult* y) {
     const auto px = rank(problems, x->problem), py = rank(problems, y->problem);
     if (px != py) return px < py;
-    return rank(kernels, x->kernel) < rank(kernels, y->kernel);
+    return rank(kernels, variant_label(*x)) < rank(kernels, variant_label(*y));
   });
   return out;
 }
@@ -314,7 +314,7 @@ std::string results(const ResultSet& set, const std::string& baseline) {
       std::string check = "-";
       if (c->correctness)
         check = fmt::format("{:.1e} {}", c->correctness->rel_l2, c->correctness->pass ? "pass" : "**FAIL**");
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} |\n", cell(c->kernel),
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} |\n", cell(variant_label(*c)),
                          cell(config_label(c->problem, c->knobs)), format_duration_ms(m),
                          format_duration_ms(c->timing->std_ms), c->tflops ? format_fixed4(*c->tflops) : "-",
                          c->queries_per_s ? si(*c->queries_per_s) : "-", speedup, check);
@@ -328,8 +328,8 @@ std::string results(const ResultSet& set, const std::string& baseline) {
 std::string skipped_failed(const ResultSet& set) {
   std::vector<std::string> kernels, ok_kernels;
   for (const CaseResult& c : set.cases) {
-    add_unique(kernels, c.kernel);
-    if (measured(c)) add_unique(ok_kernels, c.kernel);
+    add_unique(kernels, variant_label(c));
+    if (measured(c)) add_unique(ok_kernels, variant_label(c));
   }
   std::string counts;
   for (const Status s : kAllStatuses) {
@@ -357,8 +357,9 @@ std::string skipped_failed(const ResultSet& set) {
   if (rows.empty()) return out + "None: every case ran and passed its check.\n\n";
   out += "| kernel | config | status | reason |\n| --- | --- | --- | --- |\n";
   for (const CaseResult* c : rows)
-    out += fmt::format("| {} | {} | {} | {} |\n", cell(c->kernel), cell(config_label(c->problem, c->knobs)),
-                       to_string(c->status), c->reason.empty() ? std::string("-") : cell(c->reason));
+    out += fmt::format("| {} | {} | {} | {} |\n", cell(variant_label(*c)),
+                       cell(config_label(c->problem, c->knobs)), to_string(c->status),
+                       c->reason.empty() ? std::string("-") : cell(c->reason));
   return out + "\n";
 }
 
@@ -427,7 +428,9 @@ std::string profiling_summary_md(const std::vector<json>& records) {
   std::map<std::string, std::pair<int, std::string>> statuses;  // metrics_status -> cases, first reason
   for (const json& r : records) {
     if (!r.is_object() || !record_ok(r)) continue;
-    const std::string k = r.value("kernel", std::string());
+    // The variant label (its "variant" field) keeps two variants of a kernel apart.
+    const std::string k = r.value("variant", std::string()).empty() ? r.value("kernel", std::string())
+                                                                    : r.value("variant", std::string());
     add_unique(kernels, k);
     ++ok_count[k];
     if (const auto l = r.find("launch"); l != r.end() && !l->is_null() && !l->empty()) {
@@ -554,14 +557,14 @@ std::vector<std::string> report_observations(const std::vector<CaseResult>& case
       std::set<std::string> kernels;
       for (const CaseResult& c : cases) {
         if (!measured(c) || !(c.problem == p)) continue;
-        kernels.insert(c.kernel);
+        kernels.insert(variant_label(c));
         if (!best || *median_of(c) < *median_of(*best)) best = &c;
         if (c.tflops && (!top || *c.tflops > *top->tflops)) top = &c;
       }
       if (kernels.size() < 2) continue;
       ++contested;
-      add_unique(order, best->kernel);
-      ++wins[best->kernel];
+      add_unique(order, variant_label(*best));
+      ++wins[variant_label(*best)];
     }
     if (contested == 0) continue;
     std::stable_sort(order.begin(), order.end(),
@@ -573,7 +576,7 @@ std::vector<std::string> report_observations(const std::vector<CaseResult>& case
         "({}).",
         regime, wins[order.front()], contested, order.front(), tally);
     if (top)
-      line += fmt::format(" Highest throughput: `{}` {} TFLOPS at {}.", top->kernel,
+      line += fmt::format(" Highest throughput: `{}` {} TFLOPS at {}.", variant_label(*top),
                           format_fixed4(*top->tflops), config_label(top->problem, top->knobs));
     out.push_back(line);
   }
@@ -581,13 +584,13 @@ std::vector<std::string> report_observations(const std::vector<CaseResult>& case
   if (!baseline.empty()) {
     std::vector<std::string> kernels;
     for (const CaseResult& c : cases)
-      if (measured(c) && c.kernel != baseline) add_unique(kernels, c.kernel);
+      if (measured(c) && variant_label(c) != baseline) add_unique(kernels, variant_label(c));
     for (const std::string& k : kernels) {
       const CaseResult *hi = nullptr, *lo = nullptr;
       double s_hi = 0, s_lo = 0;
       int n = 0;
       for (const CaseResult& c : cases) {
-        if (c.kernel != k || !measured(c)) continue;
+        if (variant_label(c) != k || !measured(c)) continue;
         const auto base = baseline_median(cases, baseline, c.problem);
         if (!base) continue;
         const double s = *base / *median_of(c);
@@ -641,8 +644,8 @@ std::vector<std::string> report_observations(const std::vector<CaseResult>& case
                     tensor ? format_fixed4(*tensor) : std::string("-"), tensor_kind);
     line += fmt::format(", memory {} GB/s {})", dram ? format_fixed4(*dram) : std::string("-"), dram_kind);
     if (best)
-      line += fmt::format("; the closest is `{}` at {:.0f}% of the tensor ceiling on {}.", best->kernel,
-                          best_frac * 100, config_label(best->problem, best->knobs));
+      line += fmt::format("; the closest is `{}` at {:.0f}% of the tensor ceiling on {}.",
+                          variant_label(*best), best_frac * 100, config_label(best->problem, best->knobs));
     else
       line += ".";
     out.push_back(line);
@@ -651,7 +654,7 @@ std::vector<std::string> report_observations(const std::vector<CaseResult>& case
     std::string list;
     for (std::size_t i = 0; i < near.size() && i < 3; ++i)
       list +=
-          fmt::format("{}`{}` {} at {:.0f}% of the {} ceiling", i ? "; " : "", near[i].c->kernel,
+          fmt::format("{}`{}` {} at {:.0f}% of the {} ceiling", i ? "; " : "", variant_label(*near[i].c),
                       config_label(near[i].c->problem, near[i].c->knobs), near[i].frac * 100, near[i].what);
     out.push_back(
         fmt::format("Roofline: {} case{} at >= {:.0f}% of a ceiling (tensor {} TFLOPS {}, memory {} GB/s "
@@ -667,7 +670,7 @@ std::string single_case_command(const CaseResult& c, const Protocol& p, const st
                                 bool for_ncu) {
   const Problem& q = c.problem;
   std::string cmd = fmt::format("{} run --backend cuda --kernels {} --batch {} --heads {}", attnscope,
-                                c.kernel, q.batch, q.heads_q);
+                                variant_label(c), q.batch, q.heads_q);
   if (q.heads_kv != q.heads_q) cmd += fmt::format(" --heads-kv {}", q.heads_kv);
   if (q.seq_kv == q.seq_q)
     cmd += fmt::format(" --seq {}", q.seq_q);
@@ -682,8 +685,8 @@ std::string single_case_command(const CaseResult& c, const Protocol& p, const st
     cmd +=
         fmt::format(" --no-check --warmup-ms 0 --min-samples 1 --max-samples 1 --l2 warm --seed {}", p.seed);
     cmd += fmt::format(" --out runs/ncu-{} --force", c.case_id);
-    return fmt::format("ncu --set full --nvtx --nvtx-include 'regex:attnscope@.*/' -o ncu-{}-{} {}", c.kernel,
-                       c.case_id, cmd);
+    return fmt::format("ncu --set full --nvtx --nvtx-include 'regex:attnscope@.*/' -o ncu-{}-{} {}",
+                       variant_label(c), c.case_id, cmd);
   }
   cmd += fmt::format(
       " --warmup-ms {} --min-samples {} --max-samples {} --max-time-s {} --noise {} --l2 {} --seed {}",
@@ -715,9 +718,9 @@ std::string reproducibility(const ResultSet& set, const ReportOptions& o) {
     for (std::size_t i = offset; i < offset + s.cases; ++i) {
       const CaseResult& c = set.cases[i];
       if (!ours || !measured(c) || s.run.backend != "cuda") continue;
-      add_unique(kernels, c.kernel);
-      const CaseResult*& best = largest[c.kernel];
-      if (!best || c.flops > best->flops) best = &c, protocol_of[c.kernel] = &s.run.protocol;
+      add_unique(kernels, variant_label(c));
+      const CaseResult*& best = largest[variant_label(c)];
+      if (!best || c.flops > best->flops) best = &c, protocol_of[variant_label(c)] = &s.run.protocol;
     }
     offset += s.cases;
   }
@@ -743,8 +746,8 @@ std::string markdown_report(const ResultSet& set, const ReportOptions& options) 
   const std::string baseline = options.baseline.empty() ? run.baseline : options.baseline;
   std::vector<std::string> kernels, ok_kernels;
   for (const CaseResult& c : set.cases) {
-    add_unique(kernels, c.kernel);
-    if (measured(c)) add_unique(ok_kernels, c.kernel);
+    add_unique(kernels, variant_label(c));
+    if (measured(c)) add_unique(ok_kernels, variant_label(c));
   }
   std::string out =
       fmt::format("# attnscope report: {}\n\n", run.run_id.empty() ? std::string("run") : run.run_id);

@@ -9,6 +9,8 @@
 #include <optional>
 #include <utility>
 
+#include "profiling/sweep/variant.hpp"
+
 namespace attn {
 
 using nlohmann::json;
@@ -632,6 +634,7 @@ json to_json(const CaseResult& c) {
             {"min_bytes", c.min_bytes},
             {"nvtx_range", c.nvtx_range},
             {"wall_s", number(c.wall_s)}};
+  if (!c.variant.empty()) j["variant"] = c.variant;
   if (c.timing) j["timing"] = timing_json(*c.timing);
   put_opt(j, "tflops", c.tflops);
   put_opt(j, "gbps", c.gbps);
@@ -662,6 +665,11 @@ CaseResult case_result_from_json(const json& j) {
     const std::string kpath = child(path, "knobs");
     require_object(*knobs, kpath);
     for (const auto& [name, value] : knobs->items()) c.knobs[name] = as_int(value, child(kpath, name));
+  }
+  if (const json* v = find(j, "variant")) {
+    c.variant = as_string(*v, child(path, "variant"));
+    if (const std::string why = variant_label_mismatch(c.variant, c.kernel, c.knobs); !why.empty())
+      fail(child(path, "variant"), "\"" + c.variant + "\" " + why);
   }
   c.problem = problem_from(req(j, "problem", path), child(path, "problem"));
   const std::string status = as_string(req(j, "status", path), child(path, "status"));

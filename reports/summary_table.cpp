@@ -33,7 +33,7 @@ std::optional<double> baseline_median(const std::vector<CaseResult>& cases, cons
                                       const Problem& p) {
   std::optional<double> best;
   for (const CaseResult& c : cases) {
-    if (c.kernel != baseline || c.status != Status::ok || !(c.problem == p)) continue;
+    if (variant_label(c) != baseline || c.status != Status::ok || !(c.problem == p)) continue;
     const auto m = median_of(c);
     if (m && *m > 0 && (!best || *m < *best)) best = m;
   }
@@ -81,7 +81,7 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
   Column median{use_us ? "median [µs]" : "median [ms]", true}, tflops{"TFLOPS", true};
   Column speedup{"speedup vs " + baseline, true}, check{"correctness"}, note{"note"};
   for (const CaseResult& c : cases) {
-    kernel.cells.push_back(c.kernel);
+    kernel.cells.push_back(variant_label(c));
     config.cells.push_back(config_label(c.problem, c.knobs));
     status.cells.emplace_back(to_string(c.status));
     const auto m = median_of(c);
@@ -116,9 +116,10 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
 
   std::vector<std::string> kernels, measured;
   for (const CaseResult& c : cases) {
-    if (std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
-    if (c.status == Status::ok && std::find(measured.begin(), measured.end(), c.kernel) == measured.end())
-      measured.push_back(c.kernel);
+    const std::string& k = variant_label(c);  // two variants of a kernel count as two
+    if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+    if (c.status == Status::ok && std::find(measured.begin(), measured.end(), k) == measured.end())
+      measured.push_back(k);
   }
   out += fmt::format("{} of {} kernels measured\n", measured.size(), kernels.size());
   return out;

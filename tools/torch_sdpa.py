@@ -777,7 +777,7 @@ def self_check(emit, presets_dir):
     expect(m["samples"] == 10 and m["converged"], f"stopping rule: {m['samples']} samples")
     # The shipped presets expand as attnscope plans them.
     records = []
-    for name, problems in (("ffpa-large-d", 12), ("fa2-tokens16k", 36)):
+    for name, problems in (("ffpa-large-d", 13), ("fa2-tokens16k", 36)):
         path = resolve_preset(name, presets_dir)
         with open(path, "rb") as f:
             spec = parse_preset(f.read().decode("utf-8"), path)

@@ -23,8 +23,12 @@ CLI::App* add_crossover_command(CLI::App& app, CrossoverCommandOptions& o) {
   cmd->add_option("results", o.results, "run directories or results .jsonl files, read as one set")
       ->required()
       ->type_name("RESULTS...");
-  cmd->add_option("--a", o.a, "the candidate kernel (must be faster)")->required()->type_name("KERNEL");
-  cmd->add_option("--b", o.b, "the incumbent kernel")->required()->type_name("KERNEL");
+  cmd->add_option("--a", o.a, "the candidate kernel (must be faster), or a variant ID@knob=value+...")
+      ->required()
+      ->type_name("KERNEL");
+  cmd->add_option("--b", o.b, "the incumbent kernel (or variant ID@knob=value+...)")
+      ->required()
+      ->type_name("KERNEL");
   cmd->add_option("--axis", o.axis, std::string("the swept axis: ") + kCrossAxisAllowed)
       ->required()
       ->check(
@@ -47,7 +51,7 @@ void write_crossover_plot(const ResultSet& set, const CrossoverResult& r, const 
   LoadedRun run;
   run.run = set.primary();
   for (const CaseResult& c : set.cases)
-    if (c.kernel == r.options.a || c.kernel == r.options.b) run.cases.push_back(c);
+    if (variant_label(c) == r.options.a || variant_label(c) == r.options.b) run.cases.push_back(c);
   plot::PlotSpec spec;
   spec.x = plot_axis(r.options.axis);
   spec.y = "speedup";

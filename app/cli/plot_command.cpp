@@ -63,6 +63,16 @@ void add_plot_flags(CLI::App& cmd, PlotOptions& o) {
                  "axes whose values split series, comma-separated (default: every "
                  "axis that varies at a fixed x)")
       ->delimiter(',');
+  cmd.add_option("--kernels", o.kernels,
+                 "plot only these kernels, comma-separated (the speedup baseline is still looked up among "
+                 "all cases); a kernel the results lack is an error")
+      ->delimiter(',')
+      ->type_name("K1,K2,...");
+  cmd.add_option("--where", o.where,
+                 "plot only cases with AXIS=VALUE (repeatable: values of one axis are alternatives, "
+                 "different axes must all hold), e.g. --where head_dim=128 --where causal=0; numeric "
+                 "axes take a number, dtype/mask/window/knobs the label text")
+      ->type_name("AXIS=VALUE");
   cmd.add_flag("--log-x", o.log_x, "log10 x axis");
   cmd.add_flag("--log-y", o.log_y, "log10 y axis");
   cmd.add_option("--kind", o.kind, "line | bars | auto (bars for --y speedup, else line)")
@@ -93,6 +103,8 @@ int plot_command(const PlotOptions& o) {
     spec.y = o.y;
     spec.baseline = o.baseline;
     spec.group_by = o.group_by;
+    spec.kernels = o.kernels;
+    spec.where = o.where;
     spec.log_x = o.log_x;
     spec.log_y = o.log_y;
     spec.kind = o.kind == "bars" || (o.kind == "auto" && o.y == "speedup") ? plot::PlotKind::bars

@@ -13,6 +13,8 @@ struct PlotOptions {
   std::string y = "tflops";
   std::string baseline;
   std::vector<std::string> group_by;
+  std::vector<std::string> kernels;  // plot only these kernels; empty = all
+  std::vector<std::string> where;    // AXIS=VALUE filters on the problem axes
   bool log_x = false, log_y = false;
   std::string kind = "auto";  // line | bars | auto (bars for --y speedup, else line)
   std::string out;            // file, or a directory for the default name; empty = ./<default>

@@ -46,7 +46,7 @@ std::string format_clock(double seconds) {
 }
 
 std::string progress_line(std::size_t k, std::size_t total, const CaseResult& r) {
-  std::string s = fmt::format("[{:>{}}/{}] {} {}: {}", k, digits(total), total, r.kernel,
+  std::string s = fmt::format("[{:>{}}/{}] {} {}: {}", k, digits(total), total, variant_label(r),
                               config_label(r.problem, r.knobs), to_string(r.status));
   // fmt::format rather than "literal" + std::string: GCC 12 misreports -Wrestrict on the latter.
   if (r.timing) s += fmt::format(" {}", format_duration_ms(r.timing->median_ms));

@@ -25,7 +25,9 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
       ->type_name("RUN_DIR|FILE...");
   cmd->add_option("-o,--out", o.out, "report file (default: report.md in the first run's directory)")
       ->type_name("FILE");
-  cmd->add_option("--baseline", o.baseline, "kernel that speedups refer to (default: the run's baseline)")
+  cmd->add_option(
+         "--baseline", o.baseline,
+         "kernel (or variant ID@knob=value+...) that speedups refer to (default: the run's baseline)")
       ->type_name("KERNEL");
   cmd->add_flag("--no-figures", o.no_figures, "do not render PNG figures");
   cmd->add_option("--width", o.width, "figure width [px]")->check(CLI::Range(320, 4000));
@@ -43,7 +45,7 @@ int make_report(const ReportCommandOptions& o, const std::string& command_line) 
   }
   if (!o.baseline.empty()) {
     std::set<std::string> kernels;
-    for (const CaseResult& c : set.cases) kernels.insert(c.kernel);
+    for (const CaseResult& c : set.cases) kernels.insert(variant_label(c));
     if (!kernels.contains(o.baseline)) {
       std::string list;
       for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;

@@ -18,6 +18,7 @@
 #include "profiling/engine/engine.hpp"
 #include "profiling/engine/sampler.hpp"
 #include "profiling/sweep/plan.hpp"
+#include "profiling/sweep/variant.hpp"
 #include "profiling/worker/shard.hpp"
 #include "profiling/worker/supervisor.hpp"
 #include "reports/csv_writer.hpp"
@@ -137,6 +138,8 @@ void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shar
     rp.spec = spec_from_overrides(options.sweep, presets_dir(), use_default ? fallback : "");
     rp.backend = pick_backend(rp.spec);
     rp.file = slice_plan(plan(rp.spec, rp.backend), shard, rp.backend, debug);
+    // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so reports find the baseline.
+    if (!rp.spec.baseline.empty()) rp.spec.baseline = variant_label_of(rp.spec.baseline);
   } catch (const SpecError& e) {
     throw BadInput(e.what());
   }

@@ -28,8 +28,10 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               "sweep preset: a name from assets/presets (quick, cpu-quick, ...) or a .toml file; flags below "
               "override its fields",
               kSweepGroup);
-  text_option(cmd, "--kernels", o.kernels, "ID,...",
-              "kernels to run, comma-separated (see `attnscope kernels`); replaces the preset's list",
+  text_option(cmd, "--kernels", o.kernels, "ID[@K=V+...],...",
+              "kernels to run, comma-separated (see `attnscope kernels`); replaces the preset's list. "
+              "ID@knob=value+knob=value runs a variant with those knobs set (e.g. fa2.mma@br=64+bc=64); "
+              "list one kernel several times to compare knob settings",
               kSweepGroup);
   text_option(cmd, "--batch", o.batch, "LIST", "batch sizes B" + ints + "; replaces tokens", kSweepGroup);
   text_option(cmd, "--tokens", o.tokens, "N", "total tokens per batch: B = N / seq_q; replaces --batch",
@@ -56,8 +58,8 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               kSweepGroup);
   text_option(cmd, "--backend", o.backend, "cpu|cuda",
               "where kernels run; kernels of the other backend are skipped", kSweepGroup);
-  text_option(cmd, "--baseline", o.baseline, "KERNEL", "kernel that speedups are measured against",
-              kSweepGroup);
+  text_option(cmd, "--baseline", o.baseline, "KERNEL",
+              "kernel (or variant, as written in --kernels) that speedups are measured against", kSweepGroup);
   text_option(cmd, "--out", o.out, "DIR", "results directory (default runs/<run-id>)", kSweepGroup);
   cmd.add_flag_callback(
          "--force", [&o] { o.force = "1"; }, "write into --out even if it already holds results")

@@ -127,7 +127,7 @@ void draw_inspector_panel(GuiState& s) {
 
   ImGui::BeginChild("inspector_scroll", ImVec2(0, 0), false);
   ImGui::PushFont(s.fonts.large());
-  ImGui::TextUnformatted(c.kernel.c_str());
+  ImGui::TextUnformatted(variant_label(c).c_str());
   ImGui::PopFont();
   ImGui::SameLine();
   ImGui::TextColored(status_color(c.status), "  %s", std::string(to_string(c.status)).c_str());

@@ -91,7 +91,7 @@ void draw_plots_panel(GuiState& s) {
     std::set<std::string> kernels;
     for (const StoredRun& r : s.runs())
       for (const CaseResult& c : r.data.cases)
-        if (c.status == Status::ok) kernels.insert(c.kernel);
+        if (c.status == Status::ok) kernels.insert(variant_label(c));
     if (ImGui::BeginCombo("##baseline", ps.baseline.empty() ? "run's baseline" : ps.baseline.c_str())) {
       if (ImGui::Selectable("run's baseline", ps.baseline.empty())) ps.baseline.clear(), changed = true;
       for (const std::string& k : kernels)
@@ -183,7 +183,7 @@ void draw_plots_panel(GuiState& s) {
     const auto [key, id] = case_of(*ev.hovered);
     if (const CaseResult* c = find_case(s, key, id)) {
       ImGui::BeginTooltip();
-      ImGui::Text("%s  %s", c->kernel.c_str(), config_label(c->problem, c->knobs).c_str());
+      ImGui::Text("%s  %s", variant_label(*c).c_str(), config_label(c->problem, c->knobs).c_str());
       if (c->timing)
         ImGui::TextDisabled("median %s, %s TFLOPS  (click to inspect)", fmt_ms(c->timing->median_ms).c_str(),
                             fmt_num(c->tflops).c_str());

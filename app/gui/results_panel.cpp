@@ -39,7 +39,7 @@ std::string sort_text(const StoredRun& r, const CaseResult& c, int col) {
     case kStatus:
       return std::string(to_string(c.status));
     case kKernel:
-      return c.kernel;
+      return variant_label(c);
     case kConfig:
       return config_label(c.problem, c.knobs);
     case kRun:
@@ -87,7 +87,7 @@ void rebuild_rows(GuiState& s) {
 bool table_row_visible(const GuiState& s, const StoredRun& run, const CaseResult& c) {
   if (s.table_hide_skipped && c.status == Status::skipped) return false;
   if (!s.table_filter.IsActive()) return true;
-  const std::string text = fmt::format("{} {} {} {} {}", to_string(c.status), c.kernel,
+  const std::string text = fmt::format("{} {} {} {} {}", to_string(c.status), variant_label(c),
                                        config_label(c.problem, c.knobs), run.label, c.reason);
   return s.table_filter.PassFilter(text.c_str());
 }
@@ -188,7 +188,7 @@ void draw_results_panel(GuiState& s) {
       if (i == 0) s.note_widget("table_first_row");
       ImGui::PopID();
       ImGui::TableSetColumnIndex(kKernel);
-      ImGui::TextUnformatted(c.kernel.c_str());
+      ImGui::TextUnformatted(variant_label(c).c_str());
       ImGui::TableSetColumnIndex(kConfig);
       ImGui::TextUnformatted(config_label(c.problem, c.knobs).c_str());
       ImGui::TableSetColumnIndex(kMedian);

@@ -15,7 +15,7 @@ const CaseResult* case_at(const GuiState& s, const plot::Series& series, double 
   const StoredRun* r = s.run_by_key(s.roofline_run_key);
   if (!r || series.kernel.empty()) return nullptr;
   for (const CaseResult& c : r->data.cases)
-    if (c.kernel == series.kernel && c.tflops && *c.tflops == y && c.min_bytes > 0 &&
+    if (variant_label(c) == series.kernel && c.tflops && *c.tflops == y && c.min_bytes > 0 &&
         c.flops / static_cast<double>(c.min_bytes) == x)
       return &c;
   return nullptr;
@@ -35,7 +35,7 @@ void draw_roofline_panel(GuiState& s) {
     const double x = sel->flops / static_cast<double>(sel->min_bytes);
     for (std::size_t si = 0; si < s.roofline.plot.series.size(); ++si) {
       const plot::Series& series = s.roofline.plot.series[si];
-      if (series.kernel != sel->kernel) continue;
+      if (series.kernel != variant_label(*sel)) continue;
       for (std::size_t i = 0; i < series.x.size(); ++i)
         if (series.x[i] == x && series.y[i] == *sel->tflops) highlight = std::pair{si, i};
     }
@@ -48,7 +48,7 @@ void draw_roofline_panel(GuiState& s) {
     const plot::Series& series = s.roofline.plot.series[ev.hovered->series];
     if (const CaseResult* c = case_at(s, series, ev.hovered->x, ev.hovered->y)) {
       ImGui::BeginTooltip();
-      ImGui::Text("%s  %s", c->kernel.c_str(), config_label(c->problem, c->knobs).c_str());
+      ImGui::Text("%s  %s", variant_label(*c).c_str(), config_label(c->problem, c->knobs).c_str());
       ImGui::TextDisabled(
           "%.1f FLOP/B, %s TFLOPS%s", ev.hovered->x, fmt_num(c->tflops).c_str(),
           c->roofline && c->roofline->pct_of_roofline

@@ -10,6 +10,7 @@
 #include "app/gui/panels.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn::gui {
 
@@ -104,8 +105,11 @@ void draw_sweep_panel(GuiState& s) {
   const std::vector<std::string> checked = checked_kernels(s);
   std::map<std::string, std::size_t> planned;
   for (const Case& c : s.preview.cases) ++planned[c.kernel];
+  // An entry is a kernel variant ("fa2.mma@br=64", from a preset); its checkbox is its kernel's.
+  auto kernel_of = [](const std::string& entry) { return entry.substr(0, entry.find(kVariantMark)); };
   for (const KernelSpec& k : kernel_registry()) {
-    bool on = std::find(checked.begin(), checked.end(), k.id) != checked.end();
+    bool on = std::any_of(checked.begin(), checked.end(),
+                          [&](const std::string& e) { return kernel_of(e) == k.id; });
     const bool other_backend = s.preview.valid && k.backend != s.preview.backend;
     if (other_backend) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (ImGui::Checkbox(k.id.c_str(), &on)) {
@@ -113,13 +117,17 @@ void draw_sweep_panel(GuiState& s) {
       if (on)
         next.push_back(k.id);
       else
-        std::erase(next, k.id);
-      // Keep registry order, so the plan and plots list kernels the same way every time.
+        std::erase_if(next, [&](const std::string& e) { return kernel_of(e) == k.id; });
+      // Keep registry order, so the plan and plots list kernels the same way every time; a kernel's
+      // variants keep their order.
       std::vector<std::string> ordered;
       for (const KernelSpec& r : kernel_registry())
-        if (std::find(next.begin(), next.end(), r.id) != next.end()) ordered.push_back(r.id);
+        for (const std::string& e : next)
+          if (kernel_of(e) == r.id) ordered.push_back(e);
       form.kernels = ordered;
-      if (!form.baseline.empty() && std::find(ordered.begin(), ordered.end(), form.baseline) == ordered.end())
+      if (!form.baseline.empty() && std::none_of(ordered.begin(), ordered.end(), [&](const std::string& e) {
+            return same_variant(e, form.baseline);
+          }))
         form.baseline.clear();
       changed = true;
     }

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "profiling/engine/engine.hpp"
+#include "profiling/sweep/variant.hpp"
 #include "profiling/worker/supervisor.hpp"
 #include "reports/plan_store.hpp"
 #include "reports/text_format.hpp"
@@ -226,7 +227,8 @@ void JobRunner::run_sweep(SweepJob job) {
   base.git_commit = ATTNSCOPE_GIT_COMMIT;
   base.command_line = job.command_line;
   base.protocol = job.spec.protocol;
-  base.baseline = job.spec.baseline;
+  // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so plots find the baseline.
+  base.baseline = job.spec.baseline.empty() ? std::string() : variant_label_of(job.spec.baseline);
   base.backend = std::string(to_string(job.backend));
 
   StoredRun stored;

@@ -28,14 +28,16 @@ std::unique_ptr<CaseEngine> make_engine(Backend backend, const Protocol& protoco
 // Whether a CUDA device is usable in this process, and why not.
 bool cuda_device_available(std::string* why_not = nullptr);
 
-// A record carrying the case's identity (id, kernel, knobs, problem, NVTX name) and a status; the
-// engines fill in the measurements, the planner's skips and the supervisor's faults use it as is.
+// A record carrying the case's identity (id, kernel, knobs, variant label, problem, NVTX name) and a
+// status; the engines fill in the measurements, the planner's skips and the supervisor's faults use
+// it as is.
 CaseResult case_record(const Case& c, Status status, std::string reason = {});
 // The record of a case the planner marked skipped (status skipped, its reason, derived counts).
 CaseResult planned_skip_record(const Case& c);
 
 // Fills a case result's derived fields (flops, min_bytes, tflops, gbps, queries/s, nvtx name).
 void fill_derived(CaseResult& r, bool writes_lse);
+// "<variant label>/<shape>/<dtype>/<mask>": two variants of one kernel get distinct ranges.
 std::string nvtx_range_name(const Case& c);
 
 }  // namespace attn

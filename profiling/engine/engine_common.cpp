@@ -8,6 +8,7 @@
 
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn {
 
@@ -51,6 +52,7 @@ CaseResult case_record(const Case& c, Status status, std::string reason) {
   r.case_id = c.case_id;
   r.kernel = c.kernel;
   r.knobs = c.knobs;
+  if (std::string label = variant_label(c.kernel, c.knobs); label != c.kernel) r.variant = std::move(label);
   r.problem = c.problem;
   r.status = status;
   r.reason = std::move(reason);
@@ -65,8 +67,8 @@ CaseResult planned_skip_record(const Case& c) {
 }
 
 std::string nvtx_range_name(const Case& c) {
-  return c.kernel + "/" + c.problem.shape_label() + "/" + std::string(to_string(c.problem.dtype)) + "/" +
-         c.problem.mask_label();
+  return variant_label(c.kernel, c.knobs) + "/" + c.problem.shape_label() + "/" +
+         std::string(to_string(c.problem.dtype)) + "/" + c.problem.mask_label();
 }
 
 std::string cpu_model_name() {

@@ -7,6 +7,7 @@
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/preset.hpp"
 #include "profiling/sweep/protocol_fields.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn {
 
@@ -18,8 +19,13 @@ std::string registered_ids() {
   return list;
 }
 
+// Comma-separated kernel variants, each checked against the registry (kernel, knob names, knob
+// values); two entries naming the same kernel and knobs are an error.
 std::vector<std::string> parse_kernel_list(const std::string& text) {
+  const std::string expected = "registered kernel ids separated by commas, from: " + registered_ids() +
+                               "; ID@knob=value+knob=value sets knobs";
   std::vector<std::string> ids;
+  std::vector<ResolvedVariant> resolved;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t end = text.find(',', start);
@@ -27,19 +33,35 @@ std::vector<std::string> parse_kernel_list(const std::string& text) {
     std::string id = text.substr(start, end - start);
     id.erase(0, id.find_first_not_of(" \t"));
     id.erase(id.find_last_not_of(" \t") + 1);
-    const AxisProblem expected{"", "registered kernel ids separated by commas, from: " + registered_ids()};
     if (id.empty())
-      throw SpecError(
-          format_field_error("--kernels", text, {"empty kernel id in the list", expected.allowed}));
-    if (!find_kernel(id)) {
-      std::string what = "unknown kernel '" + id + "'";
-      if (!built_with_cuda()) what += " (this build has no CUDA kernels)";
-      throw SpecError(format_field_error("--kernels", text, {what, expected.allowed}));
+      throw SpecError(format_field_error("--kernels", text, {"empty kernel id in the list", expected}));
+    AxisProblem problem;
+    const auto v = try_resolve_kernel_variant(id, problem);
+    if (!v) {
+      // An unknown id lists the registered ones; a knob or syntax problem says what that kernel allows.
+      const bool unknown = problem.what.rfind("unknown kernel", 0) == 0;
+      throw SpecError(format_field_error(
+          "--kernels", text,
+          {unknown ? problem.what : "'" + id + "': " + problem.what, unknown ? expected : problem.allowed}));
     }
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    for (std::size_t i = 0; i < resolved.size(); ++i)
+      if (resolved[i].spec == v->spec && resolved[i].knobs == v->knobs)
+        throw SpecError(
+            format_field_error("--kernels", text,
+                               {"'" + ids[i] + "' and '" + id + "' are the same variant (" + v->label + ")",
+                                "each variant once"}));
+    ids.push_back(id);
+    resolved.push_back(*v);
     start = end + 1;
   }
   return ids;
+}
+
+// Whether `kernels` holds `variant` (same_variant: knob settings in any order, defaults spelt out
+// or not).
+bool lists_variant(const std::vector<std::string>& kernels, const std::string& variant) {
+  return std::any_of(kernels.begin(), kernels.end(),
+                     [&](const std::string& k) { return same_variant(k, variant); });
 }
 
 template <class T, class F>
@@ -89,11 +111,10 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
   if (o.kernels) {
     spec.kernels = parse_kernel_list(*o.kernels);
     // A preset's baseline that the new list drops no longer applies.
-    if (std::find(spec.kernels.begin(), spec.kernels.end(), spec.baseline) == spec.kernels.end())
-      spec.baseline.clear();
+    if (!lists_variant(spec.kernels, spec.baseline)) spec.baseline.clear();
   }
   if (o.baseline) {
-    if (std::find(spec.kernels.begin(), spec.kernels.end(), *o.baseline) == spec.kernels.end()) {
+    if (!lists_variant(spec.kernels, *o.baseline)) {
       std::string list;
       for (const auto& k : spec.kernels) list += (list.empty() ? "" : ", ") + k;
       throw SpecError(

@@ -31,8 +31,10 @@ struct SweepOverrides {
 // Applies every given flag; an axis flag replaces that axis in every group (a spec with no group
 // gets one). --seq sets seq_q and resets seq_kv to its default (= seq_q: square problems);
 // --batch clears `tokens` and --tokens clears batch; --heads clears `hidden` and --hidden clears
-// heads. --kernels must name registered kernels; a preset baseline that --kernels drops is
-// cleared; --baseline must be one of the kernels. Errors throw SpecError naming the flag:
+// heads. --kernels holds kernel variants (profiling/sweep/variant.hpp: ID or ID@knob=value+...),
+// each checked against the registry (kernel, knob names, knob values) and none listed twice; a
+// preset baseline that --kernels drops is cleared; --baseline must be one of the variants (knob
+// order and spelt-out defaults do not matter). Errors throw SpecError naming the flag:
 //   --head-dim '64,abc': 'abc' is not an integer; expected a list like 64,128 or ...
 void apply_overrides(SweepSpec& spec, const SweepOverrides& o);
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "kernels/registry.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn {
 
@@ -76,21 +77,38 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
     throw SpecError(where + ": no kernels to run; set kernels = [...] in the preset or pass --kernels " +
                     "(registered: " + registered_ids() + ")");
   std::vector<const KernelSpec*> kernels;
-  for (const auto& id : spec.kernels) {
-    const KernelSpec* k = find_kernel(id);
-    if (!k) throw SpecError(where + ": unknown kernel '" + id + "'; registered: " + registered_ids());
-    kernels.push_back(k);
+  std::vector<Knobs> knobs;
+  for (const auto& text : spec.kernels) {
+    AxisProblem problem;
+    const auto v = try_resolve_kernel_variant(text, problem);
+    if (!v) {
+      AxisProblem syntax;
+      const auto parsed = try_parse_kernel_variant(text, syntax);
+      if (parsed && !find_kernel(parsed->kernel))
+        throw SpecError(where + ": unknown kernel '" + parsed->kernel + "'; registered: " + registered_ids());
+      throw SpecError(where + ": kernel '" + text + "': " + problem.what + "; allowed: " + problem.allowed);
+    }
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i] == v->spec && knobs[i] == v->knobs)
+        throw SpecError(where + ": kernels '" + spec.kernels[i] + "' and '" + text +
+                        "' are the same variant (" + v->label + "); list it once");
+    kernels.push_back(v->spec);
+    knobs.push_back(v->knobs);
   }
-  if (!spec.baseline.empty() &&
-      std::find(spec.kernels.begin(), spec.kernels.end(), spec.baseline) == spec.kernels.end())
-    throw SpecError(where + ": baseline '" + spec.baseline + "' is not one of the kernels of this run");
+  if (!spec.baseline.empty()) {
+    AxisProblem ignored;
+    const auto b = try_resolve_kernel_variant(spec.baseline, ignored);
+    bool found = false;
+    for (std::size_t i = 0; b && i < kernels.size(); ++i)
+      found = found || (kernels[i] == b->spec && knobs[i] == b->knobs);
+    if (!found)
+      throw SpecError(where + ": baseline '" + spec.baseline + "' is not one of the kernels of this run");
+  }
   if (spec.groups.empty())
     throw SpecError(where +
                     ": no sweep axes; add a [sweep] table to the preset or pass --batch, --heads, "
                     "--seq and --head-dim");
 
-  std::vector<Knobs> knobs;
-  for (const KernelSpec* k : kernels) knobs.push_back(default_knobs(*k));
   const DType default_dtype = backend == Backend::cpu ? DType::fp32 : DType::fp16;
 
   std::vector<Case> cases;

@@ -19,10 +19,14 @@ inline constexpr std::size_t kMaxPlannedCases = 1'000'000;
 // head_dim_v, seq_q, seq_kv. Defaults: heads_kv = heads, seq_kv = seq_q, head_dim_v = head_dim,
 // window none, causal 0, dtype fp16 (fp32 on the CPU backend); `tokens` gives batch = tokens/seq_q
 // and `hidden` gives heads = hidden/head_dim (SpecError when not divisible). Cases with a repeated
-// case_id are dropped (the first is kept). Knobs are each KnobSpec's default. skip_reason is, in
-// order: Problem::validate()'s message; "needs the <b> backend; this run uses <b2>"; the kernel's
-// why_not(). SpecError: no kernels, an unknown kernel id (the message lists the registered ids),
-// a baseline outside the kernels, a group missing seq/head_dim/batch/heads, too many cases.
+// case_id are dropped (the first is kept). Each entry of spec.kernels is a kernel variant
+// (profiling/sweep/variant.hpp): "ID" runs the kernel at each KnobSpec's default, "ID@k=v+k=v" with
+// those knobs set; one case per (variant, problem). skip_reason is, in order: Problem::validate()'s
+// message; "needs the <b> backend; this run uses <b2>"; the kernel's why_not(p, case knobs).
+// SpecError: no kernels, an unknown kernel id (the message lists the registered ids), an unknown
+// knob or a value outside its compiled values (the message lists what is allowed), malformed
+// variant text, two entries that resolve to the same kernel and knobs, a baseline that is not one
+// of the variants, a group missing seq/head_dim/batch/heads, too many cases.
 std::vector<Case> plan(const SweepSpec& spec, Backend backend);
 
 // Each knob at its KnobSpec default.

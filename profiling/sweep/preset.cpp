@@ -9,6 +9,7 @@
 
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/protocol_fields.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn {
 
@@ -266,15 +267,24 @@ class Reader {
   }
 
   std::vector<std::string> kernels(const toml::node& n) const {
-    const char* allowed = "an array of kernel ids like [\"cudnn.sdpa\", \"cublas.unfused\"]";
+    const char* allowed =
+        "an array of kernel ids like [\"cudnn.sdpa\", \"cublas.unfused\"]; ID@knob=value+knob=value sets "
+        "knobs (e.g. \"fa2.mma@br=64+bc=64\")";
     std::vector<std::string> out;
     const auto* arr = n.as_array();
     if (!arr) fail(n, "kernels", {"expected an array of strings", allowed});
     for (const toml::node& e : *arr) {
       std::string id = string(e, "kernels", allowed);
       if (id.empty()) fail(e, "kernels", {"empty kernel id", allowed});
-      if (std::find(out.begin(), out.end(), id) != out.end())
-        fail(e, "kernels", {"kernel '" + id + "' is listed twice", allowed});
+      // Syntax here; kernel ids, knob names and values are checked when planning (registry).
+      AxisProblem problem;
+      if (!try_parse_kernel_variant(id, problem)) fail(e, "kernels", problem);
+      for (const std::string& prior : out)
+        if (canonical_variant_text(prior) == canonical_variant_text(id))
+          fail(e, "kernels",
+               {prior == id ? "kernel '" + id + "' is listed twice"
+                            : "'" + prior + "' and '" + id + "' are the same variant",
+                allowed});
       out.push_back(std::move(id));
     }
     return out;
@@ -337,7 +347,8 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
   if (const auto* n = root.get("baseline")) {
     spec.baseline = r.string(*n, "baseline", "one of the preset's kernels");
     if (!spec.kernels.empty() &&
-        std::find(spec.kernels.begin(), spec.kernels.end(), spec.baseline) == spec.kernels.end()) {
+        std::none_of(spec.kernels.begin(), spec.kernels.end(),
+                     [&](const std::string& k) { return same_variant(k, spec.baseline); })) {
       std::string list;
       for (const auto& k : spec.kernels) list += (list.empty() ? "" : ", ") + k;
       r.fail(*n, "baseline", {"not one of the preset's kernels", list});

@@ -8,9 +8,11 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <tuple>
 
 namespace attn::plot {
@@ -226,6 +228,91 @@ struct Point {
   double y = 0;
 };
 
+// The value of axis `a` of case `c` as --where compares it: the number for numeric axes, else
+// the label text ("fp16", "causal", "non-causal", "win64,0", ...).
+std::string where_text(const AxisDef& a, const CaseResult& c) {
+  return a.number ? fmt::format("{}", static_cast<long long>(a.number(c))) : a.text(c);
+}
+
+// PlotSpec::kernels and PlotSpec::where, checked against every case of the runs (any status), so
+// a typo is an error rather than an empty or silently partial figure.
+class CaseFilter {
+ public:
+  CaseFilter(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
+    std::set<std::string> kernels;
+    for (const LoadedRun& r : runs)
+      for (const CaseResult& c : r.cases) kernels.insert(c.kernel), kernels.insert(variant_label(c));
+    for (const std::string& k : spec.kernels) {
+      if (!kernels.contains(k))
+        throw PlotSpecError("--kernels " + k + ": no case of that kernel in these results; kernels there: " +
+                            (kernels.empty() ? "none" : joined({kernels.begin(), kernels.end()})));
+      m_kernels.insert(k);
+    }
+    for (const std::string& w : spec.where) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == w.size())
+        throw PlotSpecError("--where " + w +
+                            ": expected AXIS=VALUE, e.g. head_dim=128, causal=1 or mask=full");
+      const std::string name = w.substr(0, eq);
+      std::string value = w.substr(eq + 1);
+      const AxisDef* a = find_axis(name);
+      if (!a)
+        throw PlotSpecError("--where " + w + ": unknown axis " + name + "; allowed: " + joined(plot_axes()));
+      if (name == "causal" && (value == "1" || value == "true")) value = "causal";
+      if (name == "causal" && (value == "0" || value == "false")) value = "non-causal";
+      std::set<std::string> texts;
+      std::set<long long> numbers;
+      for (const LoadedRun& r : runs)
+        for (const CaseResult& c : r.cases) {
+          if (a->number)
+            numbers.insert(static_cast<long long>(a->number(c)));
+          else
+            texts.insert(a->text(c));
+        }
+      if (!(a->number ? numbers.contains(parse_number(w, value)) : texts.contains(value))) {
+        std::vector<std::string> have;
+        for (long long n : numbers) have.push_back(std::to_string(n));
+        have.insert(have.end(), texts.begin(), texts.end());
+        throw PlotSpecError("--where " + w + ": no case in these results has " + name + " " + value +
+                            "; values there: " + (have.empty() ? "none" : joined(have)));
+      }
+      if (a->number) value = std::to_string(parse_number(w, value));  // "0128" -> "128"
+      auto it = std::find_if(m_where.begin(), m_where.end(), [&](const auto& e) { return e.first == a; });
+      if (it == m_where.end()) {
+        m_where.emplace_back(a, std::set<std::string>{});
+        it = std::prev(m_where.end());
+      }
+      it->second.insert(value);
+    }
+  }
+
+  bool keeps(const CaseResult& c) const {
+    // A kernel id keeps all its variants; a variant label ("fa2.mma@br=64") keeps that one.
+    if (!m_kernels.empty() && !m_kernels.contains(c.kernel) && !m_kernels.contains(variant_label(c)))
+      return false;
+    for (const auto& [axis, values] : m_where)
+      if (!values.contains(where_text(*axis, c))) return false;
+    return true;
+  }
+
+ private:
+  static long long parse_number(const std::string& where, const std::string& value) {
+    std::size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size())
+      throw PlotSpecError("--where " + where + ": '" + value + "' is not a whole number");
+    return n;
+  }
+
+  std::set<std::string> m_kernels;
+  std::vector<std::pair<const AxisDef*, std::set<std::string>>> m_where;  // axis, accepted values
+};
+
 }  // namespace
 
 const std::vector<std::string>& plot_axes() {
@@ -281,8 +368,8 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
     for (const LoadedRun& r : runs)
       for (const CaseResult& c : r.cases)
         if (c.status == Status::ok && median_ms(c)) {
-          kernels.insert(c.kernel);
-          found = found || c.kernel == baseline;
+          kernels.insert(variant_label(c));
+          found = found || variant_label(c) == baseline;
         }
     const std::string have = kernels.empty() ? "none" : joined({kernels.begin(), kernels.end()});
     if (baseline.empty())
@@ -295,23 +382,25 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
                           have);
   }
 
-  // The points: ok cases with a y value.
+  // The points: ok cases that pass the filters, with a y value.
+  const CaseFilter filter(runs, spec);
   std::vector<Point> points;
   std::map<std::string, int> not_ok;
   std::size_t no_value = 0, no_baseline = 0;
   for (std::size_t ri = 0; ri < runs.size(); ++ri) {
     const auto& cases = runs[ri].cases;
     for (const CaseResult& c : cases) {
+      if (!filter.keeps(c)) continue;
       if (c.status != Status::ok) {
         ++not_ok[std::string(to_string(c.status))];
         continue;
       }
       std::optional<double> y;
       if (speedup) {
-        if (c.kernel == baseline) continue;
+        if (variant_label(c) == baseline) continue;
         std::optional<double> base;
         for (const CaseResult& b : cases)
-          if (b.kernel == baseline && b.status == Status::ok && b.problem == c.problem)
+          if (variant_label(b) == baseline && b.status == Status::ok && b.problem == c.problem)
             if (const auto m = median_ms(b); m && (!base || *m < *base)) base = m;
         const auto m = median_ms(c);
         if (!base) ++no_baseline;
@@ -348,7 +437,8 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   if (points.empty())
     throw PlotSpecError(
         "--y " + spec.y + ": no ok case to plot" +
-        (speedup ? " (no kernel besides the baseline " + baseline + " shares a problem with it)" : ""));
+        (speedup ? " (no kernel besides the baseline " + baseline + " shares a problem with it)" : "") +
+        (spec.kernels.empty() && spec.where.empty() ? "" : " among the cases --kernels/--where select"));
 
   // Split axes: as given, or those that vary between cases of one kernel at the same x.
   std::vector<const AxisDef*> split;
@@ -363,7 +453,7 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
       std::map<std::vector<std::string>, std::string> seen;
       bool varies = false;
       for (const Point& p : points) {
-        std::vector<std::string> key{std::to_string(p.run), p.c->kernel, xdef->text(*p.c)};
+        std::vector<std::string> key{std::to_string(p.run), variant_label(*p.c), xdef->text(*p.c)};
         for (const AxisDef* done : split) key.push_back(done->text(*p.c));
         const std::string v = a->text(*p.c);
         const auto [it, inserted] = seen.emplace(key, v);
@@ -376,7 +466,8 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
     }
   }
 
-  // Series keys in first-appearance order of (run, kernel), then by group text.
+  // Series keys in first-appearance order of (run, kernel variant), then by group text. Variants
+  // of one kernel (variant_label: "fa2.mma@br=64") are separate series whatever the split axes.
   struct Group {
     std::size_t run;
     std::string kernel;
@@ -385,17 +476,17 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   };
   std::vector<std::string> kernel_order;
   for (const Point& p : points)
-    if (std::find(kernel_order.begin(), kernel_order.end(), p.c->kernel) == kernel_order.end())
-      kernel_order.push_back(p.c->kernel);
+    if (std::find(kernel_order.begin(), kernel_order.end(), variant_label(*p.c)) == kernel_order.end())
+      kernel_order.push_back(variant_label(*p.c));
   std::map<std::tuple<std::size_t, std::size_t, std::vector<std::string>>, Group> groups;
   for (const Point& p : points) {
     std::vector<std::string> values;
     for (const AxisDef* a : split) values.push_back(a->text(*p.c));
     const std::size_t kidx = static_cast<std::size_t>(
-        std::find(kernel_order.begin(), kernel_order.end(), p.c->kernel) - kernel_order.begin());
+        std::find(kernel_order.begin(), kernel_order.end(), variant_label(*p.c)) - kernel_order.begin());
     Group& g = groups[{p.run, kidx, values}];
     g.run = p.run;
-    g.kernel = p.c->kernel;
+    g.kernel = variant_label(*p.c);
     g.values = values;
     g.by_x[xdef->text(*p.c)].push_back(p);
   }
@@ -412,10 +503,16 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   const MetricDef* mdef = nullptr;
   if (const auto it = metric_defs().find(spec.y); it != metric_defs().end()) mdef = &it->second;
   const bool higher_better = speedup || (!latency && (!mdef || mdef->higher_is_better));
+  // Run ids only where a kernel name alone would be ambiguous (an attnscope run beside an external
+  // baseline's run needs none).
+  std::map<std::string, std::set<std::size_t>> runs_of_kernel;
+  for (const Point& p : points) runs_of_kernel[variant_label(*p.c)].insert(p.run);
+  const bool prefix_run = std::any_of(runs_of_kernel.begin(), runs_of_kernel.end(),
+                                      [](const auto& k) { return k.second.size() > 1; });
   std::size_t combined = 0;
   for (auto& [key, g] : groups) {
     Series s;
-    std::string label = runs.size() > 1 ? runs[g.run].run.run_id + ": " + g.kernel : g.kernel;
+    std::string label = prefix_run ? runs[g.run].run.run_id + ": " + g.kernel : g.kernel;
     for (const std::string& v : g.values) label += " " + v;
     s.label = label;
     s.kernel = g.kernel;

@@ -23,6 +23,8 @@ struct PlotSpec {
   std::string y = "tflops";           // tflops | speedup | latency | gbps | a metric from plot_metrics()
   std::string baseline;               // speedup reference kernel; empty = the run record's baseline
   std::vector<std::string> group_by;  // axes that split series; empty = every axis that varies at a fixed x
+  std::vector<std::string> kernels;   // plot only these kernels' cases; empty = every kernel
+  std::vector<std::string> where;     // "AXIS=VALUE": plot only cases with that value (see build_plot)
   bool log_x = false, log_y = false;
   PlotKind kind = PlotKind::line;
   std::string title;  // empty = "<GPU>: <y> vs <x>"
@@ -39,12 +41,18 @@ const std::vector<std::string>& plot_axes();
 std::vector<std::string> plot_metrics(const std::vector<LoadedRun>& runs);
 
 // One series per (run, kernel, values of the group axes) over the ok cases, sorted by x, coloured
-// palette_color(i) in order. Speedup = the fastest ok baseline median on the same Problem in the
-// same run (knobs ignored) / the case's median; the baseline's own series is left out and a
-// reference line marks 1. Several cases at one x in a series (an axis that varies but is not
-// grouped) keep the best value; plot.notes says so, and what was dropped. With several runs,
-// labels start with the run id. Throws PlotSpecError for an unknown axis or metric, a categorical
-// x with --kind line, no baseline, or nothing left to plot.
+// palette_color(i) in order; "kernel" is the variant_label (two knob settings of a kernel are two
+// series). Speedup = the fastest ok median of the baseline variant on the same Problem in the same
+// run / the case's median; the baseline's own series is left out and a reference line marks 1.
+// Several cases at one x in a series (an axis that varies but is not grouped) keep the best value;
+// plot.notes says so, and what was dropped. When a kernel appears in several of the runs, every
+// label starts with its run id. Filters pick the plotted cases (the baseline is looked up among
+// all of them): `kernels` (an id keeps all its variants, a variant label just that one), and
+// `where` entries AXIS=VALUE on any axis of plot_axes(), a number for numeric axes, the label text
+// for categorical ones (dtype fp16, mask causal, causal 0|1, ...); entries on one axis are
+// alternatives, different axes must all hold. Throws PlotSpecError for an unknown axis or metric,
+// a categorical x with --kind line, no baseline, a kernel or where value that no case has, or
+// nothing left to plot.
 Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec);
 
 // The seed's file names: "<GPU>_<kernel>_Speedup.png" for --y speedup with exactly one kernel

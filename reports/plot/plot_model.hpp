@@ -70,7 +70,7 @@ struct Series {
   std::vector<double> x, y;
   Color color;
   bool visible = true;
-  std::string kernel;  // the kernel id the series measures
+  std::string kernel;  // the kernel variant the series measures (variant_label: id, or id@knob=v+...)
   // The case each point stands for (build_plot fills it; the GUI selects a case by clicking its
   // point), and the index of its run in build_plot's `runs`. Empty when not known.
   std::vector<std::string> case_ids;

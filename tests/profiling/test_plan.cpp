@@ -87,9 +87,9 @@ TEST(Plan, DuplicatesDroppedFirstKept) {
   for (const Case& c : cases) EXPECT_TRUE(ids.insert(c.case_id).second);
   EXPECT_EQ(cases[8].problem.full_label(), "B=1 Hq=4 Sq=256 Sk=128 D=32 fp32 full");
   EXPECT_EQ(cases[10].problem.full_label(), "B=2 Hq=4 Sq=256 Sk=128 D=32 fp32 full");
-  // A kernel listed twice plans once.
+  // A kernel listed twice is an error (test_variant.cpp: two entries naming one variant).
   s.kernels = {"cpu.flash", "cpu.flash"};
-  EXPECT_EQ(plan(s, Backend::cpu).size(), 6u);
+  EXPECT_THROW(plan(s, Backend::cpu), SpecError);
 }
 
 TEST(Plan, DtypeDefaultsByBackend) {

@@ -7,6 +7,7 @@
 #include "kernels/registry.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn {
 namespace {
@@ -257,7 +258,10 @@ TEST(Preset, EveryShippedPresetLoadsAndPlans) {
     EXPECT_NE(std::find(s.kernels.begin(), s.kernels.end(), s.baseline), s.kernels.end());
     const Backend backend = s.backend.value_or(Backend::cuda);
     bool all_registered = true;
-    for (const auto& k : s.kernels) all_registered = all_registered && find_kernel(k) != nullptr;
+    for (const auto& k : s.kernels) {  // an entry may be a variant: "ffpa.l1.acc_f16@stages=1"
+      AxisProblem problem;
+      all_registered = all_registered && try_resolve_kernel_variant(k, problem).has_value();
+    }
     if (built_with_cuda()) {
       EXPECT_TRUE(all_registered);
     }
@@ -279,8 +283,8 @@ TEST(Preset, ShippedPresetShapes) {
     return plan(s, Backend::cuda);
   };
   const auto ffpa = cases_of("ffpa-large-d");
-  ASSERT_EQ(ffpa.size(), 12u);  // D = 320, 384, ..., 1024
-  EXPECT_EQ(ffpa.front().problem.full_label(), "B=1 Hq=48 Sq=8192 D=320 fp16 full");
+  ASSERT_EQ(ffpa.size(), 13u);  // D = 256, 320, ..., 1024
+  EXPECT_EQ(ffpa.front().problem.full_label(), "B=1 Hq=48 Sq=8192 D=256 fp16 full");
   EXPECT_EQ(ffpa.back().problem.head_dim, 1024);
   EXPECT_EQ(cases_of("quick").size(), 22u);          // 16 + GQA 2 + window 2 + Sq != Sk 2
   EXPECT_EQ(cases_of("l4-small").size(), 8u);        // 4 shapes x 2 dtypes

@@ -106,6 +106,91 @@ TEST(PlotBuild, SeveralRunsPrefixTheRunId) {
   EXPECT_EQ(p.series[4].label, "second: cudnn.sdpa causal");
 }
 
+TEST(PlotBuild, RunsWithDistinctKernelsKeepPlainLabels) {
+  // An attnscope run beside an external baseline's run (tools/torch_sdpa.py): no kernel is in
+  // both, so the kernel names alone are unambiguous.
+  const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_plot_build_distinct";
+  std::vector<LoadedRun> runs = fixture_runs();
+  runs.push_back(read_results(test::write_plot_fixture(dir, "torch")));
+  for (CaseResult& c : runs[1].cases) c.kernel = c.kernel == "cudnn.sdpa" ? "torch.cudnn" : "torch.flash";
+  PlotSpec spec;
+  spec.x = "seq";
+  const Plot p = build_plot(runs, spec);
+  EXPECT_EQ(labels(p), (std::vector<std::string>{"cudnn.sdpa causal", "cudnn.sdpa full", "fa2.mma causal",
+                                                 "fa2.mma full", "torch.cudnn causal", "torch.cudnn full",
+                                                 "torch.flash causal", "torch.flash full"}));
+  spec.kernels = {"fa2.mma", "torch.flash"};
+  EXPECT_EQ(
+      labels(build_plot(runs, spec)),
+      (std::vector<std::string>{"fa2.mma causal", "fa2.mma full", "torch.flash causal", "torch.flash full"}));
+}
+
+TEST(PlotBuild, KernelsAndWhereSelectTheCases) {
+  const auto runs = fixture_runs();
+  PlotSpec spec;
+  spec.x = "seq";
+  spec.kernels = {"fa2.mma"};
+  Plot p = build_plot(runs, spec);
+  EXPECT_EQ(labels(p), (std::vector<std::string>{"fa2.mma causal", "fa2.mma full"}));
+  ASSERT_EQ(p.notes.size(), 1u);  // fa2.mma's skipped case; cudnn.sdpa has none
+  EXPECT_EQ(p.notes[0], "1 cases not ok are not plotted (1 skipped)");
+
+  spec.where = {"causal=1"};  // 0/1 for causal; the mask then is fixed and goes to the subtitle
+  p = build_plot(runs, spec);
+  ASSERT_EQ(p.series.size(), 1u);
+  EXPECT_EQ(p.series[0].label, "fa2.mma");
+  EXPECT_EQ(p.series[0].x, (std::vector<double>{128, 256, 512}));
+  EXPECT_NEAR(p.series[0].y[1], tflops(256, true, "fa2.mma"), 1e-9 * p.series[0].y[1]);
+  EXPECT_EQ(p.subtitle, "B=1, H=2, D=32, fp32, causal");
+
+  // Values of one axis are alternatives; axes combine.
+  spec.kernels.clear();
+  spec.where = {"seq=128", "seq=512", "mask=full"};
+  p = build_plot(runs, spec);
+  EXPECT_EQ(labels(p), (std::vector<std::string>{"cudnn.sdpa", "fa2.mma"}));
+  EXPECT_EQ(p.series[1].x, (std::vector<double>{128, 512}));
+
+  // Speedup: the baseline is found although --kernels leaves it out.
+  spec = {};
+  spec.y = "speedup";
+  spec.kernels = {"fa2.mma"};
+  spec.where = {"causal=0"};
+  p = build_plot(runs, spec);
+  ASSERT_EQ(p.series.size(), 1u);
+  EXPECT_EQ(p.series[0].y, (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(default_plot_filename(runs, spec, p), "NVIDIA_H100_80GB_HBM3_fa2.mma_Speedup.png");
+}
+
+TEST(PlotBuild, FilterErrorsNameTheFlagAndWhatTheResultsHold) {
+  const auto runs = fixture_runs();
+  auto message = [&](std::vector<std::string> kernels, std::vector<std::string> where) {
+    PlotSpec spec;
+    spec.kernels = std::move(kernels);
+    spec.where = std::move(where);
+    try {
+      build_plot(runs, spec);
+    } catch (const PlotSpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({"fa2.mma", "ffpa.l1.acc_f16"}, {}),
+            "--kernels ffpa.l1.acc_f16: no case of that kernel in these results; kernels there: cudnn.sdpa, "
+            "fa2.mma");
+  EXPECT_EQ(message({}, {"head_dim=64"}),
+            "--where head_dim=64: no case in these results has head_dim 64; values there: 32");
+  EXPECT_EQ(message({}, {"dtype=fp16"}),
+            "--where dtype=fp16: no case in these results has dtype fp16; values there: fp32");
+  EXPECT_EQ(message({}, {"head_dim"}),
+            "--where head_dim: expected AXIS=VALUE, e.g. head_dim=128, causal=1 or mask=full");
+  EXPECT_EQ(message({}, {"seq=1k"}), "--where seq=1k: '1k' is not a whole number");
+  EXPECT_EQ(message({}, {"colour=red"}).rfind("--where colour=red: unknown axis colour; allowed: batch, ", 0),
+            0u);
+  // Only a skipped case has seq 1024: the filter accepts it, but nothing is left to plot.
+  EXPECT_EQ(message({}, {"seq=1024"}),
+            "--y tflops: no ok case to plot among the cases --kernels/--where select");
+}
+
 TEST(PlotBuild, MetricsPresentInTheRecordsArePlottable) {
   const auto runs = fixture_runs();
   const auto names = plot_metrics(runs);

@@ -183,6 +183,35 @@ TEST(PlotCli, WritesTheSeedNamedPngFromARunDirectory) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_GT(count_colour(t, palette_color(i)), 50u) << i;
 }
 
+TEST(PlotCli, KernelsAndWhereFilterTheSeries) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_plot_cli_filter";
+  test::write_plot_fixture(dir / "run");
+  const std::string run = (dir / "run").string();
+  CliOutcome o =
+      run_cli("plot " + run + " --x seq --kernels fa2.mma,cudnn.sdpa --where causal=1 --where seq=128" +
+              " --where seq=512 -o " + (dir / "f.png").string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("(800x500, 2 series;"), std::string::npos) << o.output;
+  const Image img = load(dir / "f.png");
+  EXPECT_GT(count_colour(img, palette_color(0)), 50u);
+  EXPECT_GT(count_colour(img, palette_color(1)), 50u);
+  EXPECT_EQ(count_colour(img, palette_color(2)), 0u);  // the non-causal series are filtered out
+
+  o = run_cli("plot " + run + " --kernels fa2.mma,fa3.wgmma -o " + (dir / "g.png").string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.output.find("--kernels fa3.wgmma: no case of that kernel in these results; kernels there: "
+                          "cudnn.sdpa, fa2.mma"),
+            std::string::npos)
+      << o.output;
+  o = run_cli("plot " + run + " --where head_dim=128 -o " + (dir / "g.png").string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(
+      o.output.find("--where head_dim=128: no case in these results has head_dim 128; values there: 32"),
+      std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(dir / "g.png"));
+}
+
 TEST(PlotCli, BadInputExitsTwoNamingTheFlag) {
   const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_plot_cli_bad";
   const std::string results = test::write_plot_fixture(dir / "run").string();

@@ -51,8 +51,8 @@ TEST_F(TorchSdpaToolCli, SelfCheckRecordsReadBack) {
   EXPECT_EQ(ok.status, Status::ok);
   // The id in the record is the one attnscope computes for that kernel and problem.
   EXPECT_EQ(ok.case_id, make_case_id(ok.kernel, ok.knobs, ok.problem));
-  EXPECT_EQ(ok.problem.batch, 1);  // ffpa-large-d's first problem: B=1 H=48 S=8192 D=320
-  EXPECT_EQ(ok.problem.head_dim, 320);
+  EXPECT_EQ(ok.problem.batch, 1);  // ffpa-large-d's first problem: B=1 H=48 S=8192 D=256
+  EXPECT_EQ(ok.problem.head_dim, 256);
   EXPECT_DOUBLE_EQ(ok.flops, ok.problem.flops());
   EXPECT_EQ(ok.min_bytes, ok.problem.min_bytes(false));
   ASSERT_TRUE(ok.timing && ok.tflops && ok.correctness && ok.device_bytes_peak);
