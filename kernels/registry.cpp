@@ -14,6 +14,8 @@ KernelSpec make_naive_unfused_spec();
 KernelSpec make_cublas_unfused_spec();
 KernelSpec make_cudnn_sdpa_spec();
 KernelSpec make_fa2_mma_spec();
+KernelSpec make_ffpa_l1_acc_f32_spec();
+KernelSpec make_ffpa_l1_acc_f16_spec();
 std::vector<KernelSpec> make_cuda_debug_specs();
 #endif
 std::vector<KernelSpec> make_cpu_debug_specs();
@@ -37,6 +39,8 @@ const std::vector<KernelSpec>& kernel_registry() {
     r.push_back(make_cublas_unfused_spec());
     r.push_back(make_cudnn_sdpa_spec());
     r.push_back(make_fa2_mma_spec());
+    r.push_back(make_ffpa_l1_acc_f32_spec());
+    r.push_back(make_ffpa_l1_acc_f16_spec());
 #endif
     return r;
   }();

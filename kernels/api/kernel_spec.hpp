@@ -63,6 +63,14 @@ class KernelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The error bound a kernel that trades precision on purpose (fp16 accumulation) states for a
+// problem: the check holds it to this instead of the dtype bound, and the record names `why`.
+struct StatedBound {
+  double rel_l2 = 0;   // bound on ||O - ref|| / ||ref||
+  double lse_abs = 0;  // bound on |LSE - ref| [natural-log units]
+  std::string why;
+};
+
 struct KernelSpec {
   std::string id;           // family.variant, e.g. "cublas.unfused"
   std::string description;  // one line
@@ -71,6 +79,8 @@ struct KernelSpec {
   // Empty string when the kernel takes the problem; otherwise the reason, naming the field.
   std::function<std::string(const Problem&, const Knobs&)> why_not;
   std::function<std::unique_ptr<PreparedKernel>(const Problem&, const Knobs&)> prepare;
+  // Empty: the engine's tolerance rule (2x cudnn.sdpa, else the dtype bound).
+  std::function<StatedBound(const Problem&)> stated_bound;
 };
 
 }  // namespace attn

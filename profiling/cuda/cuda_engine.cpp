@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "kernels/cpu/cpu_reference.hpp"
@@ -234,8 +235,10 @@ class CudaEngine final : public CaseEngine {
       if (writes_lse) lse = download(m_case.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()));
       const double* cudnn =
           m_state.cudnn_rel_l2 && c.kernel != "cudnn.sdpa" ? &*m_state.cudnn_rel_l2 : nullptr;
-      CheckVerdict v =
-          evaluate_output(p.dtype, out, m_state.ref_o, lse, m_state.ref_lse, cudnn, m_state.reference);
+      std::optional<StatedBound> stated;
+      if (spec->stated_bound) stated = spec->stated_bound(p);
+      CheckVerdict v = evaluate_output(p.dtype, out, m_state.ref_o, lse, m_state.ref_lse, cudnn,
+                                       m_state.reference, stated ? &*stated : nullptr);
       if (!m_state.rows.empty()) add_sampled_rows(p, out, v);
       r.correctness = v.correctness;
       if (!v.correctness.pass) {
@@ -292,8 +295,8 @@ class CudaEngine final : public CaseEngine {
       if (!m_tool.empty()) run_metrics_launch(kernel, args, nullptr, r);  // the launch ncu selects
       return;
     }
-    r.ncu_command =
-        ncu_command_for(self_exe(), r.kernel, r.problem, m_protocol, m_profiler->names(), r.nvtx_range);
+    r.ncu_command = ncu_command_for(self_exe(), variant_label(r), r.problem, m_protocol, m_profiler->names(),
+                                    r.nvtx_range);
     run_metrics_launch(kernel, args, m_profiler.get(), r);
   }
 

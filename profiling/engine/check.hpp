@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/api/dtype.hpp"
+#include "kernels/api/kernel_spec.hpp"
 #include "profiling/result.hpp"
 
 namespace attn {
@@ -36,14 +37,20 @@ double dtype_rel_l2_bound(DType t);
 // else the dtype bound. Fills tol, tol_rule and pass.
 void apply_tolerance(Correctness& c, DType t, const double* cudnn_rel_l2);
 
-// The whole check of one run: output error against the reference, the tolerance rule, and the LSE
-// (when the kernel writes it). `reason` is empty when it passes, else says what failed.
+// A kernel's own stated bound replaces the rule (tol_rule says so); it is never tighter than the
+// rule would be, so a stated bound can only admit a kernel's documented extra error.
+void apply_stated_bound(Correctness& c, const StatedBound& stated);
+
+// The whole check of one run: output error against the reference, the tolerance rule (or the
+// kernel's stated bound), and the LSE (when the kernel writes it). `reason` is empty when it
+// passes, else says what failed.
 struct CheckVerdict {
   Correctness correctness;
   std::string reason;
 };
 CheckVerdict evaluate_output(DType t, std::span<const float> out, std::span<const float> ref_o,
                              std::span<const float> lse, std::span<const double> ref_lse,
-                             const double* cudnn_rel_l2, std::string reference_name);
+                             const double* cudnn_rel_l2, std::string reference_name,
+                             const StatedBound* stated = nullptr);
 
 }  // namespace attn

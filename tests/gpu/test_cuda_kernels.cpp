@@ -171,6 +171,9 @@ void run_kernel(const std::string& kernel, const Problem& p, const HostTensor& q
   // All-ones bytes are NaN in fp16, bf16 and fp32.
   ASSERT_CUDA(cudaMemset(dout.get(), 0xFF, static_cast<std::size_t>(p.o_elems()) * e));
   ASSERT_CUDA(cudaMemset(dlse.get(), 0xFF, static_cast<std::size_t>(p.lse_elems()) * 4));
+  // The memsets run on the legacy stream, which does not order the non-blocking stream below: wait,
+  // or a late poison overwrites what the kernel wrote.
+  ASSERT_CUDA(cudaDeviceSynchronize());
   cudaStream_t stream = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   attn::AttentionArgs args;

@@ -1,0 +1,180 @@
+// ffpa.l1: registry entries of the split-D large-head-dim kernels (kernels/ffpa/): ffpa.l1.acc_f32
+// (fp32 MMA accumulation, fp16 and bf16) and ffpa.l1.acc_f16 (fp16 MMA accumulation, fp16 only),
+// each with knobs stages (1 = one chunk in flight while one is computed, 2 = two) and q_resident
+// (0 = Q streamed with K, shared memory constant in D; 1 = Q kept in shared memory).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/ffpa/ffpa_accuracy.hpp"
+#include "kernels/ffpa/ffpa_launch.hpp"
+#include "kernels/ffpa/ffpa_params.hpp"
+#include "kernels/ffpa/ffpa_traits.hpp"
+
+namespace attn {
+
+namespace {
+
+using ffpa::FfpaParams;
+
+constexpr std::int64_t kMaxGridYZ = 65535;
+constexpr std::int64_t kMaxSeq = std::int64_t{1} << 30;
+
+int knob(const Knobs& k, const char* name) {
+  const auto it = k.find(name);
+  return it == k.end() ? 0 : it->second;
+}
+
+int stages_of(const Knobs& k, int d, bool acc_f16) {
+  if (knob(k, "stages") != 0) return knob(k, "stages");
+  const ffpa::FfpaChoice c = ffpa::choose_tiles(d, acc_f16);
+  return knob(k, "q_resident") == 1 ? c.stages_q_resident : c.stages;
+}
+
+std::string ffpa_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
+  const char* id = acc_f16 ? "ffpa.l1.acc_f16" : "ffpa.l1.acc_f32";
+  if (acc_f16 && p.dtype != DType::fp16)
+    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id +
+           " accumulates in fp16, which mma.sync offers for fp16 inputs only; use ffpa.l1.acc_f32";
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id + " takes fp16 and bf16";
+  if (p.head_dim != p.head_dim_v)
+    return "head_dim_v = " + std::to_string(p.head_dim_v) + ": " + id + " needs head_dim_v == head_dim (" +
+           std::to_string(p.head_dim) + ")";
+  if (!ffpa::is_supported_head_dim(static_cast<int>(p.head_dim)))
+    return "head_dim = " + std::to_string(p.head_dim) + ": " + id + " takes multiples of 32 from " +
+           std::to_string(ffpa::kMinHeadDim) + " to " + std::to_string(ffpa::kMaxHeadDim);
+  if (p.batch > kMaxGridYZ || p.heads_q > kMaxGridYZ)
+    return "batch = " + std::to_string(p.batch) + ", heads_q = " + std::to_string(p.heads_q) + ": " + id +
+           " puts them on grid.z and grid.y, at most 65535 each";
+  if (p.seq_q > kMaxSeq || p.seq_kv > kMaxSeq)
+    return "seq_q = " + std::to_string(p.seq_q) + ", seq_kv = " + std::to_string(p.seq_kv) + ": " + id +
+           " indexes rows in 32 bits, at most 2^30 each";
+  const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16);
+  if (stages < 1 || stages > ffpa::kMaxStages)
+    return "knob stages = " + std::to_string(stages) + ": " + id + " is compiled for 1 and 2";
+  if (const int q = knob(knobs, "q_resident"); q != 0 && q != 1)
+    return "knob q_resident = " + std::to_string(q) + ": " + id +
+           " takes 0 (Q streamed) or 1 (Q in shared memory)";
+  return {};
+}
+
+template <DType kType, bool kAccF16>
+void dispatch_capacity(const FfpaParams& prm, int stages, bool q_resident, void* stream) {
+  if (ffpa::capacity_for(prm.head_dim) == 512)
+    ffpa::run_ffpa<kType, kAccF16, 512>(prm, stages, q_resident, stream);
+  else
+    ffpa::run_ffpa<kType, kAccF16, 1024>(prm, stages, q_resident, stream);
+}
+
+class FfpaL1Kernel final : public PreparedKernel {
+ public:
+  FfpaL1Kernel(const Problem& p, int stages, bool q_resident, bool acc_f16)
+      : m_problem(p), m_stages(stages), m_q_resident(q_resident), m_acc_f16(acc_f16) {}
+
+  bool writes_lse() const override { return true; }
+
+  void run(const AttentionArgs& a) override {
+    const Problem& pr = m_problem;
+    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
+      throw KernelError("ffpa.l1: scale = " + std::to_string(a.scale) + ": must be finite and > 0");
+    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
+      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+        throw KernelError("ffpa.l1: Q, K, V and O must be non-null and 16-byte aligned (cp.async)");
+    FfpaParams prm;
+    prm.q = a.q;
+    prm.k = a.k;
+    prm.v = a.v;
+    prm.o = a.o;
+    prm.lse = a.lse;
+    prm.batch = static_cast<int>(pr.batch);
+    prm.heads_q = static_cast<int>(pr.heads_q);
+    prm.heads_kv = static_cast<int>(pr.heads_kv);
+    prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
+    prm.seq_q = static_cast<int>(pr.seq_q);
+    prm.seq_kv = static_cast<int>(pr.seq_kv);
+    prm.head_dim = static_cast<int>(pr.head_dim);
+    prm.q_row_stride = pr.heads_q * pr.head_dim;
+    prm.kv_row_stride = pr.heads_kv * pr.head_dim;
+    prm.scale = a.scale;
+    prm.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * 1.4426950408889634);
+    const std::int64_t wide = pr.seq_q + pr.seq_kv;  // wider bands change nothing; keeps int math safe
+    std::int64_t right = pr.window.right >= 0 ? std::min(pr.window.right, wide) : -1;
+    if (pr.causal) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
+    prm.left = pr.window.left >= 0 ? static_cast<int>(std::min(pr.window.left, wide)) : -1;
+    prm.right = static_cast<int>(right);
+    if (m_acc_f16)
+      dispatch_capacity<DType::fp16, true>(prm, m_stages, m_q_resident, a.stream);
+    else if (pr.dtype == DType::fp16)
+      dispatch_capacity<DType::fp16, false>(prm, m_stages, m_q_resident, a.stream);
+    else
+      dispatch_capacity<DType::bf16, false>(prm, m_stages, m_q_resident, a.stream);
+  }
+
+ private:
+  Problem m_problem;
+  int m_stages;
+  bool m_q_resident;
+  bool m_acc_f16;
+};
+
+std::unique_ptr<PreparedKernel> ffpa_prepare(const Problem& p, const Knobs& knobs, bool acc_f16) {
+  if (const std::string why = ffpa_why_not(p, knobs, acc_f16); !why.empty()) throw Unsupported(why);
+  int device = 0, major = 0, minor = 0, smem_optin = 0;
+  ATTN_CUDA_CHECK(cudaGetDevice(&device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (major < 8)
+    throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+                      ": ffpa.l1 needs sm_80 or newer (mma.sync m16n8k16, cp.async)");
+  const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16);
+  const bool q_resident = knob(knobs, "q_resident") == 1;
+  const ffpa::FfpaTiles t = ffpa::choose_tiles(static_cast<int>(p.head_dim), acc_f16).tiles;
+  const int smem = ffpa::smem_bytes(t, stages, q_resident, static_cast<int>(p.head_dim));
+  if (smem > smem_optin)
+    throw Unsupported("tiles " + ffpa::to_string(t) + " with stages = " + std::to_string(stages) +
+                      (q_resident ? " and Q resident" : "") + " need " + std::to_string(smem) +
+                      " bytes of shared memory, this GPU allows " + std::to_string(smem_optin) + " a block");
+  return std::make_unique<FfpaL1Kernel>(p, stages, q_resident, acc_f16);
+}
+
+KernelSpec make_ffpa_spec(bool acc_f16) {
+  KernelSpec s;
+  s.id = acc_f16 ? "ffpa.l1.acc_f16" : "ffpa.l1.acc_f32";
+  s.description = acc_f16
+                      ? "FFPA-style split-D attention, fp16 MMA accumulation (S and P.V), fp16 O kept "
+                        "normalised, fp32 softmax state; smem constant in D; D 32..1024; fp16"
+                      : "FFPA-style split-D attention, fp32 MMA accumulation; smem constant in D (Q, K, V "
+                        "streamed in 128-column chunks); D 32..1024; fp16/bf16";
+  s.backend = Backend::cuda;
+  s.knobs = {
+      {"stages",
+       {0, 1, 2},
+       0,
+       "chunk loads in flight while one chunk is computed: 1 or 2 (0 = traits default: 2; with Q resident 1 "
+       "for acc_f16 at D <= 512, where 2 costs the second CTA an SM)"},
+      {"q_resident",
+       {0, 1},
+       0,
+       "1 = Q loaded once into shared memory (Br*D*2 bytes, grows with D), only K/V streamed; 0 = Q streamed "
+       "with K (shared memory constant in D)"},
+  };
+  s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return ffpa_why_not(p, k, acc_f16); };
+  s.prepare = [acc_f16](const Problem& p, const Knobs& k) { return ffpa_prepare(p, k, acc_f16); };
+  if (acc_f16) s.stated_bound = ffpa::acc_f16_error_bound;
+  return s;
+}
+
+}  // namespace
+
+KernelSpec make_ffpa_l1_acc_f32_spec() { return make_ffpa_spec(false); }
+KernelSpec make_ffpa_l1_acc_f16_spec() { return make_ffpa_spec(true); }
+
+}  // namespace attn
