@@ -2,61 +2,231 @@
 # docs/examples/ from one H100 device call: the ffpa-large-d and fa2-tokens16k presets measured by
 # attnscope and by tools/torch_sdpa.py (PyTorch SDPA baselines, same protocol), then reports,
 # the seed-000 figures, TFLOPS vs S and a crossover, generated here from what came back.
-#   device:  scripts/report_examples.sh device .device/<you>     (run through the device tool with
-#            carry [".device/<you>"]; writes $OUT; about 5 minutes)
-#   here:    scripts/report_examples.sh local <files_at> [build/attnscope]
+#
+#   device:  scripts/report_examples.sh device .device/<you>
+#            through the device tool with carry [".device/<you>"] (attnscope built for sm_90a);
+#            at most ~550 s; writes $OUT/examples.tar.gz (and a copy of its device.log)
+#   here:    scripts/report_examples.sh local <examples.tar.gz | the folder holding it>[:<another>] [build/attnscope]
+#   EXAMPLES_ONLY=<preset> in device mode runs one preset with the whole budget; pass both archives here.
+#
+# Device steps, each under `timeout` so that it ends by a fixed point after the start (SIGINT:
+# attnscope and torch_sdpa.py keep every case measured so far; SIGKILL 10 s later); time a step
+# leaves unused goes to the next. Ends [s after start; BUDGET = $EXAMPLES_BUDGET_S, default 560],
+# the order being what the figures need most:
+#   1. attnscope ffpa-large-d, default CUPTI metrics (the report's profiling summary)   by 291
+#   2. torch_sdpa.py ffpa-large-d, every backend (flash and cudnn take D = 256 only)    by 341
+#   3. attnscope fa2-tokens16k --metrics none (the metrics pass would double its time) by 459
+#   4. torch_sdpa.py fa2-tokens16k, every backend                                      by 535
+#   5. what is left: `attnscope run --resume` of a run that 1 or 3 cut                 by 535
+# (52%, 61%, 82% of BUDGET and BUDGET - 25 s: the last step's SIGKILL grace and the archive fit.)
+# The archive holds examples/{ffpa-large-d,fa2-tokens16k}/ (results.jsonl, plan.jsonl,
+# workers.log), examples/torch-{ffpa-large-d,fa2-tokens16k}/results.jsonl and examples/device.log.
+#
+# Local output (the preset folders are replaced as a whole):
+#   docs/examples/ffpa-large-d/  results.jsonl, torch.jsonl, report.md + figures/ (speedups vs
+#     torch.efficient), and seed 000's figures under the seed's names: <GPU>.png (TFLOPS vs D),
+#     <GPU>_ffpa.l1.acc_f16_Speedup.png and <GPU>_ffpa.l1.acc_f32_Speedup.png (bars, speedup over
+#     torch.efficient, every variant of the kernel in the run); <GPU> = the GPU name
+#     with '_' for spaces and '/', e.g. NVIDIA_H100_80GB_HBM3 (`attnscope plot`'s default names)
+#   docs/examples/fa2-tokens16k/ results.jsonl, torch.jsonl, report.md + figures/ (speedups vs
+#     cudnn.sdpa, TFLOPS vs S per D and mask), tflops_vs_s.png and tflops_vs_s_causal.png (D = 128,
+#     the FA2 paper's panels), crossover.toml + crossover.png (cudnn.sdpa over torch.flash along S)
+#   docs/examples/README.md      what each file is, the GPU and the date of the run
 set -uo pipefail
 MODE=${1:?device|local}
+
 if [ "$MODE" = device ]; then
   BIN=$PWD/${2:?.device/<you>}/attnscope
   OUT=${OUT:-/tmp/out}
-  L=$OUT/device.log
-  P="--max-time-s 0.3"  # the same protocol flags for attnscope and torch, so `attnscope merge` joins them
+  BUDGET=${EXAMPLES_BUDGET_S:-560}  # [s] the whole call, archive included
+  W=$(mktemp -d /tmp/report_examples.XXXXXX)/examples
+  mkdir -p "$W" "$OUT"
+  L=$W/device.log
+  P=(--max-time-s 0.3)  # the same protocol flags for attnscope and torch, so `attnscope merge` joins them
   export ATTNSCOPE_PRESETS=$PWD/assets/presets
   T0=$(date +%s)
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader; } > "$L" 2>&1
-  # attnscope needs the system cuDNN 9.14; PyTorch its bundled cuDNN: LD_LIBRARY_PATH only for attnscope.
-  for preset in ffpa-large-d fa2-tokens16k; do
-    echo "== attnscope $preset" >> "$L"
-    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu timeout 200 "$BIN" run --preset $preset $P --out "$OUT/${preset%%-*}" --quiet >> "$L" 2>&1
-    echo "rc=$? t=$(( $(date +%s) - T0 ))s" >> "$L"
+  log() { echo "$*" >> "$L"; }
+  # step NAME END CMD...: runs CMD so that it ends by T0 + END [s].
+  step() {
+    local name=$1 end=$2
+    shift 2
+    local start left rc
+    start=$(date +%s)
+    left=$((T0 + end - start))
+    if [ "$left" -lt 15 ]; then
+      log "== $name: not run, ${left} s left of its budget (t=$((start - T0)) s)"
+      return
+    fi
+    log "== $name (t=$((start - T0)) s, limit ${left} s): $*"
+    timeout -s INT -k 10 "$left" "$@" >> "$L" 2>&1
+    rc=$?
+    RC=$rc
+    log "== $name: rc=$rc elapsed=$(($(date +%s) - start)) s t=$(($(date +%s) - T0)) s$(cut $rc && echo ' (cut by its time limit)')"
+  }
+  cut() { [ "$1" = 124 ] || [ "$1" = 137 ]; }  # timeout's codes for SIGINT and SIGKILL
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader; } > "$L" 2>&1
+  [ -x "$BIN" ] || log "no attnscope at $BIN: the attnscope steps will fail"
+  # attnscope needs the system cuDNN 9.14; PyTorch its bundled cuDNN: LD_LIBRARY_PATH only for attnscope
+# (and unset for python3, should the machine set it).
+  A=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu "$BIN" run --quiet "${P[@]}")
+  RC=0
+  # EXAMPLES_ONLY=ffpa-large-d or fa2-tokens16k: one preset per call, with the whole budget (when
+  # one call cannot hold both; the local mode takes the two archives, see below).
+  # EXAMPLES_FFPA_KERNELS=K1,K2: only these of ffpa-large-d's kernels in step 1; EXAMPLES_ONLY=
+  # ffpa-large-d-extra runs the others (e.g. the @q_resident=1 variants) alone, into
+  # ffpa-large-d-extra/, which the local mode merges into ffpa-large-d: when one call cannot hold
+  # the whole preset.
+  ONLY=${EXAMPLES_ONLY:-}
+  E1=52 E2=61 E3=82
+  [ "$ONLY" = ffpa-large-d ] && E1=80 E2=95
+  [ "$ONLY" = fa2-tokens16k ] && E3=70
+  KSEL=()
+  [ -n "${EXAMPLES_FFPA_KERNELS:-}" ] && KSEL=(--kernels "$EXAMPLES_FFPA_KERNELS")
+  PY=(env -u LD_LIBRARY_PATH python3 tools/torch_sdpa.py)
+  RC_FFPA=0 RC_FA2=0
+  if [ "$ONLY" = ffpa-large-d-extra ]; then
+    step "attnscope ffpa-large-d (extra kernels)" $((BUDGET - 25)) "${A[@]}" --preset ffpa-large-d \
+      --kernels "${EXAMPLES_FFPA_EXTRA:?the kernels to run}" --out "$W/ffpa-large-d-extra"
+  elif [ "$ONLY" != fa2-tokens16k ]; then
+    step "attnscope ffpa-large-d" $((BUDGET * E1 / 100)) "${A[@]}" --preset ffpa-large-d "${KSEL[@]}" --out "$W/ffpa-large-d"
+    RC_FFPA=$RC
+    step "torch ffpa-large-d" $((BUDGET * E2 / 100)) "${PY[@]}" --preset ffpa-large-d "${P[@]}" \
+      --backends flash,efficient,cudnn,math --out "$W/torch-ffpa-large-d"
+  fi
+  if [ "$ONLY" != ffpa-large-d ] && [ "$ONLY" != ffpa-large-d-extra ]; then
+    step "attnscope fa2-tokens16k" $((BUDGET * E3 / 100)) "${A[@]}" --preset fa2-tokens16k --metrics none --out "$W/fa2-tokens16k"
+    RC_FA2=$RC
+    step "torch fa2-tokens16k" $((BUDGET - 25)) "${PY[@]}" --preset fa2-tokens16k "${P[@]}" \
+      --backends flash,efficient,cudnn,math --out "$W/torch-fa2-tokens16k"
+  fi
+  # Time left over finishes an attnscope run that its limit cut (--resume keeps its plan and protocol).
+  R=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu "$BIN" run --quiet --resume)
+  if cut "$RC_FFPA"; then step "attnscope ffpa-large-d, resumed" $((BUDGET - 25)) "${R[@]}" "$W/ffpa-large-d"; fi
+  if cut "$RC_FA2"; then step "attnscope fa2-tokens16k, resumed" $((BUDGET - 25)) "${R[@]}" "$W/fa2-tokens16k"; fi
+  rm -f "$W"/*/results.csv  # `attnscope merge` writes it again here
+  for f in "$W"/*/results.jsonl; do
+    [ -f "$f" ] && log "${f#"$W"/}: $(($(wc -l < "$f") - 1)) case lines"
   done
-  for preset in fa2-tokens16k ffpa-large-d; do
-    echo "== torch $preset" >> "$L"
-    timeout 100 python3 tools/torch_sdpa.py --preset $preset $P --out "$OUT/torch_${preset%%-*}" >> "$L" 2>&1
-    echo "rc=$? t=$(( $(date +%s) - T0 ))s" >> "$L"
-  done
-  # The report's ncu command: does the NVTX filter keep the case's kernels?
-  A="run --backend cuda --kernels cudnn.sdpa --batch 1 --heads 16 --seq 2048 --head-dim 128 --dtype fp16 --causal 0 --no-check --warmup-ms 0 --min-samples 1 --max-samples 1 --l2 warm --seed 42 --force"
-  for filter in "--nvtx --nvtx-include regex:attnscope@.*/" ""; do
-    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu timeout 60 ncu --metrics gpu__time_duration.sum $filter "$BIN" $A --out /tmp/ncu > /tmp/ncu.txt 2>&1
-    echo "ncu [${filter:-no filter}] rc=$? profiled=$(grep -c gpu__time_duration /tmp/ncu.txt)" >> "$L"
-    grep -E "==ERROR|==WARNING" /tmp/ncu.txt | head -3 >> "$L"
-  done
-  rm -f "$OUT"/*/results.csv "$OUT"/*/plan.jsonl
-  tail -c 2500 "$L"
+  log "total t=$(($(date +%s) - T0)) s"
+  tar -czf "$OUT/examples.tar.gz" -C "$(dirname "$W")" examples
+  cp "$L" "$OUT/device.log"
+  ls -l "$OUT"
+  tail -c 4000 "$L"
   exit 0
 fi
 
-D=${2:?files_at}
+[ "$MODE" = local ] || { echo "usage: $0 device .device/<you> | local <examples.tar.gz|folder> [attnscope]" >&2; exit 2; }
+set -e
+SRC=${2:?examples.tar.gz, or the folder holding it, or several archives joined by ':'}
 B=${3:-build/attnscope}
-E=docs/examples
-mkdir -p $E/ffpa-large-d $E/fa2-tokens16k
-cp "$D/ffpa/results.jsonl" $E/ffpa-large-d/results.jsonl
-cp "$D/torch_ffpa/results.jsonl" $E/ffpa-large-d/torch.jsonl
-cp "$D/fa2/results.jsonl" $E/fa2-tokens16k/results.jsonl
-cp "$D/torch_fa2/results.jsonl" $E/fa2-tokens16k/torch.jsonl
-# Full reports with their figures (figures/ beside each report.md).
-$B report $E/ffpa-large-d/results.jsonl $E/ffpa-large-d/torch.jsonl --baseline torch.efficient -o $E/ffpa-large-d/report.md
-$B report $E/fa2-tokens16k/results.jsonl $E/fa2-tokens16k/torch.jsonl -o $E/fa2-tokens16k/report.md
-# Seed 000's figures (TFLOPS vs D; speedup bars vs the memory-efficient baseline) and TFLOPS vs S.
+[ -x "$B" ] || { echo "report_examples: no attnscope binary at $B (third argument)" >&2; exit 2; }
 T=$(mktemp -d)
-$B merge $E/ffpa-large-d/results.jsonl $E/ffpa-large-d/torch.jsonl --out $T/ffpa
-$B merge $E/fa2-tokens16k/results.jsonl $E/fa2-tokens16k/torch.jsonl --out $T/fa2
-$B plot $T/ffpa --x head_dim --y tflops -o $E/ffpa-large-d/seed000_tflops_vs_d.png
-$B plot $T/ffpa --x head_dim --y speedup --baseline torch.efficient --kind bars -o $E/ffpa-large-d/seed000_speedup_vs_efficient.png
-$B plot $T/fa2 --x seq --y tflops --log-x -o $E/fa2-tokens16k/tflops_vs_s.png
-$B crossover $E/fa2-tokens16k/results.jsonl $E/fa2-tokens16k/torch.jsonl --a cudnn.sdpa --b torch.flash --axis seq \
-  --headroom 1.1 -o $E/fa2-tokens16k/crossover.toml --plot $E/fa2-tokens16k/crossover.png
-rm -rf "$T"
-du -sh $E
+trap 'rm -rf "$T"' EXIT
+# Several archives (one EXAMPLES_ONLY call per preset) unpack into one examples/ folder.
+IFS=: read -r -a SRCS <<< "$SRC"
+for S in "${SRCS[@]}"; do
+  [ -d "$S" ] && S=$S/examples.tar.gz
+  [ -f "$S" ] || { echo "report_examples: no archive at $S" >&2; exit 2; }
+  mkdir -p "$T/unpack"
+  tar -xzf "$S" -C "$T/unpack"
+  tail -n 12 "$T/unpack/examples/device.log"
+  mkdir -p "$T/examples"
+  cat "$T/unpack/examples/device.log" >> "$T/examples/device.log"
+  rm "$T/unpack/examples/device.log"
+  cp -r "$T/unpack/examples/." "$T/examples/"
+  rm -rf "$T/unpack"
+done
+D=$T/examples
+E=docs/examples
+# A preset whose attnscope or torch results did not come back is left as it is; the other one is
+# made, then the script exits 1 (without the README).
+MISSING=0
+have() {
+  for f in "$1" "torch-$1"; do
+    if [ ! -s "$D/$f/results.jsonl" ]; then
+      echo "report_examples: $SRC has no $f/results.jsonl (see its device.log); $E/$1 left as it is" >&2
+      MISSING=1
+      return 1
+    fi
+  done
+}
+
+F=$E/ffpa-large-d
+if have ffpa-large-d; then
+  rm -rf "$F"
+  mkdir -p "$F"
+  if [ -s "$D/ffpa-large-d-extra/results.jsonl" ]; then  # kernels run in a second call: one run
+    "$B" merge "$D/ffpa-large-d/results.jsonl" "$D/ffpa-large-d-extra/results.jsonl" --out "$T/ffpa-joined" > /dev/null
+    cp "$T/ffpa-joined/results.jsonl" "$F/results.jsonl"
+  else
+    cp "$D/ffpa-large-d/results.jsonl" "$F/results.jsonl"
+  fi
+  cp "$D/torch-ffpa-large-d/results.jsonl" "$F/torch.jsonl"
+  "$B" report "$F/results.jsonl" "$F/torch.jsonl" --baseline torch.efficient -o "$F/report.md"
+  # One run for the plots, from the files kept here: a speedup needs its baseline's case in the same
+  # run. (Both have the default --metrics, so the protocols agree as merge requires.)
+  "$B" merge "$F/results.jsonl" "$F/torch.jsonl" --out "$T/ffpa" > "$T/merge-ffpa.txt"
+  tail -n 1 "$T/merge-ffpa.txt"
+  # A kernel id in --kernels keeps all its variants (those the preset lists).
+  "$B" plot "$T/ffpa" --x head_dim --y tflops \
+    --kernels ffpa.l1.acc_f16,ffpa.l1.acc_f32,fa2.mma,cudnn.sdpa,cublas.unfused,torch.efficient,torch.math -o "$F/"
+  GPU=$(python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); g = (r.get("gpu") or {}).get("name"); print(g if g and r["backend"] != "cpu" else "CPU")' "$F/results.jsonl")
+  GPU=${GPU// /_}
+  GPU=${GPU//\//_}
+  for k in ffpa.l1.acc_f16 ffpa.l1.acc_f32; do
+    "$B" plot "$T/ffpa" --x head_dim --y speedup --baseline torch.efficient --kind bars --kernels $k \
+      -o "$F/${GPU}_${k}_Speedup.png"
+  done
+fi
+
+G=$E/fa2-tokens16k
+if have fa2-tokens16k; then
+  rm -rf "$G"
+  mkdir -p "$G"
+  cp "$D/fa2-tokens16k/results.jsonl" "$G/results.jsonl"
+  cp "$D/torch-fa2-tokens16k/results.jsonl" "$G/torch.jsonl"
+  "$B" report "$G/results.jsonl" "$G/torch.jsonl" -o "$G/report.md"
+  # Two runs side by side (no kernel in both, so the labels are the kernel names); the FA2 paper's
+  # D = 128 panels, without and with the causal mask. The report's figures hold every D and mask.
+  "$B" plot "$G/results.jsonl" "$G/torch.jsonl" --x seq --y tflops --log-x --where head_dim=128 --where causal=0 \
+    -o "$G/tflops_vs_s.png"
+  "$B" plot "$G/results.jsonl" "$G/torch.jsonl" --x seq --y tflops --log-x --where head_dim=128 --where causal=1 \
+    -o "$G/tflops_vs_s_causal.png"
+  "$B" crossover "$G/results.jsonl" "$G/torch.jsonl" --a cudnn.sdpa --b torch.flash --axis seq --headroom 1.1 \
+    -o "$G/crossover.toml" --plot "$G/crossover.png"
+fi
+
+[ "$MISSING" = 0 ] || exit 1
+# The index, with the run's GPU and date from the attnscope run records.
+run_of() { python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); print((r.get("gpu") or {}).get("name") or r["backend"], r["started_at"], r.get("git_commit", ""))' "$1"; }
+list() { for f in "$1"/*.png; do if [ -f "$f" ]; then printf -- "  - \`%s\`\n" "${f##*/}"; fi; done; }
+{
+  echo "# Examples"
+  echo
+  echo "Generated by \`scripts/report_examples.sh\` (its header says how) from one device call: both"
+  echo "presets measured by attnscope and by \`tools/torch_sdpa.py\` with the same protocol"
+  echo "(\`--max-time-s 0.3\`). The report, plot and crossover commands there read the JSONL files kept"
+  echo "here. Runs (GPU, start, commit):"
+  echo
+  echo "- ffpa-large-d: $(run_of "$F/results.jsonl")"
+  echo "- fa2-tokens16k: $(run_of "$G/results.jsonl")"
+  echo
+  echo "## ffpa-large-d: B=1 H=48 S=8192, D = 256..1024 step 64, fp16"
+  echo
+  echo "- \`results.jsonl\`: attnscope (ffpa.l1.acc_f16 and ffpa.l1.acc_f32 at their defaults and @q_resident=1,"
+  echo "  fa2.mma, cudnn.sdpa, cublas.unfused; CUPTI metrics on); \`torch.jsonl\`: PyTorch"
+  echo "  SDPA (torch.flash, torch.efficient, torch.cudnn, torch.math)."
+  echo "- \`report.md\` and \`figures/\`: the full report, speedups against torch.efficient."
+  echo "- Seed 000's figures, under its names: \`<GPU>.png\` TFLOPS vs D; \`<GPU>_<kernel>_Speedup.png\`"
+  echo "  speedup of one FFPA kernel (both stages settings) over torch.efficient per D (bars):"
+  list "$F"
+  echo
+  echo "## fa2-tokens16k: B*S = 16384, H*D = 2048, D 64/128/256, S 512..16384, causal 0/1, fp16"
+  echo
+  echo "- \`results.jsonl\`: attnscope (fa2.mma, cudnn.sdpa, cublas.unfused; \`--metrics none\` to fit the"
+  echo "  call); \`torch.jsonl\`: PyTorch SDPA, all four backends."
+  echo "- \`report.md\` and \`figures/\`: the full report, speedups against cudnn.sdpa, TFLOPS vs S per D and mask."
+  echo "- \`tflops_vs_s.png\`, \`tflops_vs_s_causal.png\`: TFLOPS vs S at D = 128, every kernel (the FA2"
+  echo "  paper's panels); \`crossover.toml\`, \`crossover.png\`: from which S cudnn.sdpa beats torch.flash by 1.1x."
+} > $E/README.md
+du -sh "$F" "$G"
