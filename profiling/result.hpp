@@ -159,6 +159,7 @@ struct RunInfo {
   std::string driver, cuda_runtime, cudnn, cupti;
   std::string cpu_model;
   int cpu_threads = 0;
+  std::string os;  // "Ubuntu 24.04.1 LTS (Linux 6.8.0-49-generic)"; empty when not recorded
   Protocol protocol;
   Peaks peaks;
   std::string baseline;  // kernel id speedups refer to, if any

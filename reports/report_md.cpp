@@ -125,6 +125,7 @@ std::string environment(const ResultSet& set) {
   row("CUPTI", or_missing(r.cupti));
   row("host", fmt::format("{}; {}{}", or_missing(r.host), or_missing(r.cpu_model, "CPU not recorded"),
                           r.cpu_threads > 0 ? fmt::format(" ({} threads)", r.cpu_threads) : ""));
+  if (!r.os.empty()) row("OS", r.os);
   row("attnscope", fmt::format("{} (commit {})", or_missing(r.version), or_missing(r.git_commit)));
   row("run", fmt::format("{}, started {}", or_missing(r.run_id), or_missing(r.started_at)));
   if (set.sources.size() > 1) {

@@ -578,6 +578,7 @@ json to_json(const RunInfo& run) {
             {"peaks", peaks_json(run.peaks)},
             {"baseline", run.baseline}};
   if (run.gpu) j["gpu"] = gpu_json(*run.gpu);
+  if (!run.os.empty()) j["os"] = run.os;
   if (!run.metrics_status.empty()) j["metrics_status"] = run.metrics_status;
   if (!run.metrics_reason.empty()) j["metrics_reason"] = run.metrics_reason;
   if (!run.metrics_names.empty()) j["metrics_names"] = run.metrics_names;
@@ -604,6 +605,7 @@ RunInfo run_info_from_json(const json& j) {
   get_string(j, "cupti", path, r.cupti);
   get_string(j, "cpu_model", path, r.cpu_model);
   get_int(j, "cpu_threads", path, r.cpu_threads);
+  get_string(j, "os", path, r.os);
   if (const json* p = find(j, "protocol")) r.protocol = protocol_from(*p, child(path, "protocol"));
   if (const json* p = find(j, "peaks")) r.peaks = peaks_from(*p, child(path, "peaks"));
   get_string(j, "baseline", path, r.baseline);

@@ -513,6 +513,20 @@ def git_commit():
         return ""
 
 
+def os_description():
+    """PRETTY_NAME of /etc/os-release and the kernel release, as attnscope records it."""
+    name = ""
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    name = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    kernel = f"{platform.system()} {platform.release()}"
+    return f"{name} ({kernel})" if name else kernel
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -531,7 +545,7 @@ def run_record(spec, protocol, torch=None):
            "git_commit": git_commit(), "command_line": "python3 " + shlex.join(sys.argv),
            "host": socket.gethostname(), "backend": "cuda", "driver": "", "cuda_runtime": "", "cudnn": "",
            "cupti": "", "cpu_model": cpu_model(), "cpu_threads": os.cpu_count() or 0,
-           "protocol": protocol, "peaks": {}, "baseline": ""}
+           "protocol": protocol, "peaks": {}, "baseline": "", "os": os_description()}
     if torch is not None:
         props = torch.cuda.get_device_properties(0)
         rec["gpu"] = {"name": props.name, "cc": f"{props.major}.{props.minor}", "sms": props.multi_processor_count,

@@ -1,5 +1,6 @@
 // Backend-independent parts of the engine: derived rates, NVTX names, CPU host description, and
 // the backend factory.
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -83,9 +84,29 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
+// PRETTY_NAME of /etc/os-release and the kernel release: "Ubuntu 24.04.1 LTS (Linux 6.8.0-49-generic)".
+std::string os_description() {
+  std::string name;
+  std::ifstream f("/etc/os-release");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      name = line.substr(12);
+      if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+        name = name.substr(1, name.size() - 2);
+    }
+  utsname u{};
+  if (uname(&u) == 0) {
+    const std::string kernel = std::string(u.sysname) + " " + u.release;
+    name = name.empty() ? kernel : name + " (" + kernel + ")";
+  }
+  return name;
+}
+
 void describe_host(RunInfo& run) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) run.host = host;
+  run.os = os_description();
   run.cpu_model = cpu_model_name();
   run.cpu_threads = static_cast<int>(std::thread::hardware_concurrency());
 }

@@ -105,6 +105,15 @@ TEST(ReportMd, BaselineOverride) {
       << md;
 }
 
+TEST(ReportMd, EnvironmentNamesTheOsWhenRecorded) {
+  ResultSet set = sample_set();
+  EXPECT_EQ(markdown_report(set, sample_options()).find("| OS |"), std::string::npos);  // older runs: no row
+  set.sources.front().run.os = "Ubuntu 24.04.1 LTS (Linux 6.8.0-49-generic)";
+  EXPECT_NE(
+      markdown_report(set, sample_options()).find("| OS | Ubuntu 24.04.1 LTS (Linux 6.8.0-49-generic) |"),
+      std::string::npos);
+}
+
 TEST(ReportMd, ProfilingAbsentSaysNotCollectedNeverZero) {
   std::vector<nlohmann::json> records;
   for (const CaseResult& c : sample_set().cases) records.push_back(to_json(c));

@@ -71,6 +71,15 @@ TEST(ResultJson, RunRoundTripKeepsEveryField) {
   EXPECT_EQ(to_json(out), j);
 }
 
+TEST(ResultJson, RunOsRoundTripsAndIsOmittedWhenUnknown) {
+  RunInfo in = test::full_run();
+  EXPECT_FALSE(to_json(in).contains("os"));  // runs recorded before the field: unchanged JSON
+  in.os = "Ubuntu 24.04.1 LTS (Linux 6.8.0-49-generic)";
+  const json j = reparse(to_json(in));
+  EXPECT_EQ(j.at("os"), in.os);
+  EXPECT_EQ(run_info_from_json(j).os, in.os);
+}
+
 TEST(ResultJson, CaseRoundTripKeepsEveryField) {
   const CaseResult in = test::full_case();
   const json j = reparse(to_json(in));
