@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -30,15 +29,6 @@ struct Input {
   LoadedRun run;
   std::optional<PlanFile> plan;
 };
-
-std::string utc_now(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 class MergeError : public std::runtime_error {
  public:
@@ -163,9 +153,13 @@ int merge_runs(const MergeOptions& options) {
   for (auto& [pos, r] : ordered) results.push_back(std::move(r));
 
   const fs::path out = options.out;
-  RunInfo run = inputs.front().run.run;
-  run.run_id = utc_now("%Y%m%d-%H%M%S") + "-merged";
-  run.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  // The merged run is described by its earliest input (the measurements' time, not the merge's):
+  // its environment, start and id with "-merged".
+  const auto earliest = std::min_element(inputs.begin(), inputs.end(), [](const auto& a, const auto& b) {
+    return a.run.run.started_at < b.run.run.started_at;  // ISO-8601 UTC: text order is time order
+  });
+  RunInfo run = earliest->run.run;
+  run.run_id = run.run_id + "-merged";
   run.command_line = options.command_line;
   try {
     JsonlWriter writer = JsonlWriter::create(out / "results.jsonl", run, options.force);

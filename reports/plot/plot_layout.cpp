@@ -379,12 +379,16 @@ PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMe
     const float len = fonts.text_width(ytitle, apx, false);
     d.text({origin.x + pad, (a.y0 + a.y1 - len) / 2}, ytitle, st.text, apx, false, true);
   }
+  // Titles centre over the plot area, shifted (not clipped) to stay inside the image when they are
+  // wider than the room on the plot area's left, which the legend column makes narrow.
+  const auto centred = [&](float w) {
+    return std::max(origin.x + pad, std::min((a.x0 + a.x1 - w) / 2, origin.x + width - pad - w));
+  };
   if (!plot.title.empty())
-    d.text({(a.x0 + a.x1 - fonts.text_width(plot.title, tpx, true)) / 2, title_y}, plot.title, st.text, tpx,
-           true);
+    d.text({centred(fonts.text_width(plot.title, tpx, true)), title_y}, plot.title, st.text, tpx, true);
   if (!plot.subtitle.empty())
-    d.text({(a.x0 + a.x1 - fonts.text_width(plot.subtitle, fpx, false)) / 2, subtitle_y}, plot.subtitle,
-           st.muted_text, fpx);
+    d.text({centred(fonts.text_width(plot.subtitle, fpx, false)), subtitle_y}, plot.subtitle, st.muted_text,
+           fpx);
   return out;
 }
 

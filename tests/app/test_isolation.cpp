@@ -329,6 +329,11 @@ TEST(IsolationCli, ShardsMergeIntoThePlanOfTheWholeRun) {
   const LoadedRun b = read_results(merged / "results.jsonl");
   ASSERT_EQ(b.cases.size(), a.cases.size());
   for (std::size_t i = 0; i < a.cases.size(); ++i) EXPECT_EQ(b.cases[i].case_id, a.cases[i].case_id) << i;
+  // The merged run keeps the earliest input's start and id (equal starts: the first argument, s2).
+  const RunInfo r1 = read_results(s1 / "results.jsonl").run, r2 = read_results(s2 / "results.jsonl").run;
+  const RunInfo& earliest = r1.started_at < r2.started_at ? r1 : r2;
+  EXPECT_EQ(b.run.started_at, earliest.started_at);
+  EXPECT_EQ(b.run.run_id, earliest.run_id + "-merged");
   EXPECT_EQ(line_count(merged / "results.csv"), 7u);
   // The merged directory carries the whole plan: resuming it has nothing left to do.
   const CliOutcome resumed = run_cli("run --resume " + merged.string() + " --quiet");

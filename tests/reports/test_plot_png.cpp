@@ -109,6 +109,24 @@ TEST(PlotPng, HiddenSeriesLeaveThePictureAndGreyInTheLegend) {
   EXPECT_GT(count_colour(img, default_style(800, 500).hidden_series), 10u);
 }
 
+TEST(PlotPng, WideTitleStaysInsideTheImage) {
+  // A long title over a plot area narrowed by the legend: centring over the area alone would start
+  // it left of the image (the seed-000 speedup figures' titles did).
+  Plot p = three_series();
+  p.title = "NVIDIA H100 80GB HBM3: speedup over torch.efficient vs head dimension, every variant";
+  const TtfFont& font = TtfFont::builtin();
+  const float width = 800;
+  const PlotLayout layout = layout_plot(p, width, 500, font, default_style(800, 500));
+  bool found = false;
+  for (const DrawCmd& cmd : layout.draw.cmds)
+    if (const auto* t = std::get_if<DrawText>(&cmd); t && t->text == p.title) {
+      found = true;
+      EXPECT_GE(t->top_left.x, 0.0f);
+      EXPECT_LE(t->top_left.x + font.text_width(p.title, t->size_px, true), width);
+    }
+  EXPECT_TRUE(found);
+}
+
 TEST(PlotPng, GroupedBarsFillTheirSlots) {
   Plot p = three_series();
   p.kind = PlotKind::bars;
