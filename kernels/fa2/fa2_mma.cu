@@ -124,27 +124,7 @@ class Fa2MmaKernel final : public PreparedKernel {
         throw KernelError(
             "fa2.mma: Q, K, V and O must be non-null and 16-byte aligned (cp.async and 16-byte stores)");
     Fa2Params prm;
-    prm.q = a.q;
-    prm.k = a.k;
-    prm.v = a.v;
-    prm.o = a.o;
-    prm.lse = a.lse;
-    prm.batch = static_cast<int>(pr.batch);
-    prm.heads_q = static_cast<int>(pr.heads_q);
-    prm.heads_kv = static_cast<int>(pr.heads_kv);
-    prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
-    prm.seq_q = static_cast<int>(pr.seq_q);
-    prm.seq_kv = static_cast<int>(pr.seq_kv);
-    prm.q_row_stride = pr.heads_q * pr.head_dim;
-    prm.kv_row_stride = pr.heads_kv * pr.head_dim;
-    prm.scale = a.scale;
-    prm.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * 1.4426950408889634);
-    // Bands wider than Sq + Sk change nothing: clamp so the kernel's int arithmetic cannot overflow.
-    const std::int64_t wide = pr.seq_q + pr.seq_kv;
-    std::int64_t right = pr.window.right >= 0 ? std::min(pr.window.right, wide) : -1;
-    if (pr.causal) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
-    prm.left = pr.window.left >= 0 ? static_cast<int>(std::min(pr.window.left, wide)) : -1;
-    prm.right = static_cast<int>(right);
+    fa2::fill_params(prm, pr, a);
     const bool band = prm.left >= 0 || prm.right >= 0;
     const int d = static_cast<int>(pr.head_dim);
     if (pr.dtype == DType::fp16)

@@ -1,7 +1,10 @@
 // fa2.mma: the plain parameter block one launch reads (pointers, BSHD strides, sizes, the folded
 // softmax scale and the mask band), filled on the host by fa2_mma.cu and passed by value.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+
+#include "kernels/api/kernel_spec.hpp"
 
 namespace attn::fa2 {
 
@@ -32,5 +35,31 @@ struct Fa2Params {
   int left = -1;
   int right = -1;
 };
+
+// Fills a launch's parameters from the problem and the run's arguments (shared by fa2.mma and
+// ffpa.l1, whose parameter block extends this one). Host-only.
+inline void fill_params(Fa2Params& prm, const Problem& pr, const AttentionArgs& a) {
+  prm.q = a.q;
+  prm.k = a.k;
+  prm.v = a.v;
+  prm.o = a.o;
+  prm.lse = a.lse;
+  prm.batch = static_cast<int>(pr.batch);
+  prm.heads_q = static_cast<int>(pr.heads_q);
+  prm.heads_kv = static_cast<int>(pr.heads_kv);
+  prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
+  prm.seq_q = static_cast<int>(pr.seq_q);
+  prm.seq_kv = static_cast<int>(pr.seq_kv);
+  prm.q_row_stride = pr.heads_q * pr.head_dim;
+  prm.kv_row_stride = pr.heads_kv * pr.head_dim;
+  prm.scale = a.scale;
+  prm.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * 1.4426950408889634);
+  // Bands wider than Sq + Sk change nothing: clamp so the kernel's int arithmetic cannot overflow.
+  const std::int64_t wide = pr.seq_q + pr.seq_kv;
+  std::int64_t right = pr.window.right >= 0 ? std::min(pr.window.right, wide) : -1;
+  if (pr.causal) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
+  prm.left = pr.window.left >= 0 ? static_cast<int>(std::min(pr.window.left, wide)) : -1;
+  prm.right = static_cast<int>(right);
+}
 
 }  // namespace attn::fa2

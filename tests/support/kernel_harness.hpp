@@ -198,6 +198,30 @@ inline Errors compare(const Problem& p, const std::vector<attn::RowIndex>& rows,
   return e;
 }
 
+// Every element of O and LSE written and none NaN (the poison); rows with no visible key exactly 0
+// with LSE -inf. Counts those rows into `empty_rows`. Fatal failures: callers check
+// HasFatalFailure().
+inline void expect_written_and_empty_rows_zero(const Problem& p, const RunOutput& got,
+                                               std::size_t& empty_rows) {
+  std::size_t nan_o = 0, nan_lse = 0;
+  for (float x : got.o) nan_o += std::isnan(x) ? 1 : 0;
+  for (float x : got.lse) nan_lse += std::isnan(x) ? 1 : 0;
+  ASSERT_EQ(nan_o, 0u) << "NaN (or unwritten) elements in O";
+  ASSERT_EQ(nan_lse, 0u) << "NaN (or unwritten) elements in LSE";
+  empty_rows = 0;
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.heads_q; ++h)
+      for (std::int64_t i = 0; i < p.seq_q; ++i) {
+        if (p.visible_keys(i).size() != 0) continue;
+        ++empty_rows;
+        const float lse = got.lse[static_cast<std::size_t>((b * p.heads_q + h) * p.seq_q + i)];
+        ASSERT_TRUE(std::isinf(lse) && lse < 0) << "row " << i << " sees no key, LSE = " << lse;
+        for (std::int64_t d = 0; d < p.head_dim_v; ++d)
+          ASSERT_EQ(got.o[static_cast<std::size_t>(((b * p.seq_q + i) * p.heads_q + h) * p.head_dim_v + d)],
+                    0.0f);
+      }
+}
+
 inline double dtype_bound(DType t) { return 4.0 * std::ldexp(1.0, t == DType::fp16 ? -11 : -8); }
 
 inline Problem make_problem(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
