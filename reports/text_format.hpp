@@ -18,7 +18,8 @@ std::string format_fixed4(double v);
 std::string format_duration_ms(double ms);
 
 // "1x2x64x32 fp32 causal" (shape_label, dtype, mask_label), then " Hkv=.. Sk=.. Dv=.." for those
-// that differ from Hq, Sq, D, then the knobs as " name=value" in name order.
+// that differ from Hq, Sq, D, then the knobs set to other than 0 (0 = the kernel chooses) as
+// " name=value" in name order.
 std::string config_label(const Problem& p, const Knobs& knobs = {});
 
 // Tabs, CR and LF become single spaces, so free text (a reason) keeps a table row on one line.
