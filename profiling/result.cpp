@@ -2,6 +2,7 @@
 #include "profiling/result.hpp"
 
 #include <array>
+#include <ctime>
 #include <utility>
 
 namespace attn {
@@ -31,5 +32,18 @@ std::optional<Status> parse_status(std::string_view s) {
 }
 
 const std::string& variant_label(const CaseResult& c) { return c.variant.empty() ? c.kernel : c.variant; }
+
+std::string utc_now(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string new_run_id(const std::string& name) {
+  return utc_now("%Y%m%d-%H%M%S") + (name.empty() ? "" : "-" + name);
+}
 
 }  // namespace attn

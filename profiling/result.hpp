@@ -170,4 +170,9 @@ struct RunInfo {
   std::string metrics_status, metrics_reason;
 };
 
+// The current UTC time through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ" for started_at).
+std::string utc_now(const char* format);
+// A new run's id: "<UTC %Y%m%d-%H%M%S>", then "-<name>" when the sweep has a name.
+std::string new_run_id(const std::string& name);
+
 }  // namespace attn

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -17,6 +16,7 @@
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/engine/sampler.hpp"
+#include "profiling/result.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/variant.hpp"
 #include "profiling/worker/shard.hpp"
@@ -42,15 +42,6 @@ class BadInput : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-std::string utc_now(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 Backend pick_backend(const SweepSpec& spec) {
   if (spec.backend) return *spec.backend;
@@ -300,7 +291,7 @@ class RunState {
 
 RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   RunInfo run;
-  run.run_id = utc_now("%Y%m%d-%H%M%S") + (rp.spec.name.empty() ? "" : "-" + rp.spec.name);
+  run.run_id = new_run_id(rp.spec.name);
   run.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   run.version = ATTNSCOPE_VERSION;
   run.git_commit = ATTNSCOPE_GIT_COMMIT;

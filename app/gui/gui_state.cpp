@@ -4,13 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
 #include <fstream>
 #include <set>
 
 #include "app/cli/commands.hpp"
 #include "app/gui/panels.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/result.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
 #include "reports/csv_writer.hpp"
@@ -22,19 +22,6 @@
 namespace attn::gui {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string utc_now(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
-}  // namespace
 
 GuiState::GuiState(const cli::GuiOptions& opts, GuiSettings s, fs::path settings_file)
     : settings(std::move(s)), options(opts), m_settings_file(std::move(settings_file)) {
@@ -251,7 +238,7 @@ void GuiState::start_sweep() {
       return;
     }
   } else {
-    const std::string id = utc_now("%Y%m%d-%H%M%S") + (job.spec.name.empty() ? "" : "-" + job.spec.name);
+    const std::string id = new_run_id(job.spec.name);
     job.out_dir = fs::path("runs") / id;
     for (int n = 2; fs::exists(job.out_dir); ++n)
       job.out_dir = fs::path("runs") / fmt::format("{}-{}", id, n);

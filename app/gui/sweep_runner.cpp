@@ -4,9 +4,8 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
-
 #include "profiling/engine/engine.hpp"
+#include "profiling/result.hpp"
 #include "profiling/sweep/variant.hpp"
 #include "profiling/worker/supervisor.hpp"
 #include "reports/plan_store.hpp"
@@ -18,15 +17,6 @@ namespace attn::gui {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string utc_now(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 std::string self_executable() {
   std::error_code ec;

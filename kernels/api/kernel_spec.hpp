@@ -17,6 +17,12 @@ namespace attn {
 
 using Knobs = std::map<std::string, int>;
 
+// A knob's value in `k`, 0 (the kernel's default) when it is not set.
+inline int knob_value(const Knobs& k, const std::string& name) {
+  const auto it = k.find(name);
+  return it == k.end() ? 0 : it->second;
+}
+
 struct KnobSpec {
   std::string name;
   std::vector<int> values;  // the compiled choices

@@ -27,21 +27,13 @@ namespace {
 using fa2::Fa2Params;
 using fa2::TileConfig;
 
-constexpr std::int64_t kMaxGridYZ = 65535;
-constexpr std::int64_t kMaxSeq = std::int64_t{1} << 30;  // row and key indices stay in int32
-
-int knob(const Knobs& k, const char* name) {
-  const auto it = k.find(name);
-  return it == k.end() ? 0 : it->second;
-}
-
 // The tiles the knobs ask for: a zero knob takes the default's value.
 TileConfig requested_tiles(const Knobs& k, const TileConfig& dflt) {
   TileConfig t = dflt;
-  if (const int v = knob(k, "br")) t.br = v;
-  if (const int v = knob(k, "bc")) t.bc = v;
-  if (const int v = knob(k, "warps")) t.warps = v;
-  if (const int v = knob(k, "stages")) t.stages = v;
+  if (const int v = knob_value(k, "br")) t.br = v;
+  if (const int v = knob_value(k, "bc")) t.bc = v;
+  if (const int v = knob_value(k, "warps")) t.warps = v;
+  if (const int v = knob_value(k, "stages")) t.stages = v;
   return t;
 }
 
@@ -69,12 +61,7 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (!fa2::is_compiled_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) +
            ": fa2.mma is compiled for 32, 64, 96, 128, 160, 192, 224, 256";
-  if (p.batch > kMaxGridYZ || p.heads_q > kMaxGridYZ)
-    return "batch = " + std::to_string(p.batch) + ", heads_q = " + std::to_string(p.heads_q) +
-           ": fa2.mma puts them on grid.z and grid.y, at most 65535 each";
-  if (p.seq_q > kMaxSeq || p.seq_kv > kMaxSeq)
-    return "seq_q = " + std::to_string(p.seq_q) + ", seq_kv = " + std::to_string(p.seq_kv) +
-           ": fa2.mma indexes rows in 32 bits, at most 2^30 each";
+  if (std::string why = fa2::launch_shape_why_not(p, "fa2.mma"); !why.empty()) return why;
   const int d = static_cast<int>(p.head_dim);
   const TileConfig t = requested_tiles(knobs, fa2::compiled_tiles(d)[0]);
   if (!is_compiled(d, t))

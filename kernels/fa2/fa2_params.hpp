@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "kernels/api/kernel_spec.hpp"
 
@@ -35,6 +36,20 @@ struct Fa2Params {
   int left = -1;
   int right = -1;
 };
+
+// The launch-shape limits both families share (B on grid.z, Hq on grid.y, rows and keys indexed in
+// int32): empty when `p` fits, else the reason naming the fields, for kernel `id`'s why_not.
+inline std::string launch_shape_why_not(const Problem& p, const std::string& id) {
+  constexpr std::int64_t kMaxGridYZ = 65535;
+  constexpr std::int64_t kMaxSeq = std::int64_t{1} << 30;
+  if (p.batch > kMaxGridYZ || p.heads_q > kMaxGridYZ)
+    return "batch = " + std::to_string(p.batch) + ", heads_q = " + std::to_string(p.heads_q) + ": " + id +
+           " puts them on grid.z and grid.y, at most 65535 each";
+  if (p.seq_q > kMaxSeq || p.seq_kv > kMaxSeq)
+    return "seq_q = " + std::to_string(p.seq_q) + ", seq_kv = " + std::to_string(p.seq_kv) + ": " + id +
+           " indexes rows in 32 bits, at most 2^30 each";
+  return {};
+}
 
 // Fills a launch's parameters from the problem and the run's arguments (shared by fa2.mma and
 // ffpa.l1, whose parameter block extends this one). Host-only.

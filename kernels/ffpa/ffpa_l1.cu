@@ -23,18 +23,10 @@ namespace {
 
 using ffpa::FfpaParams;
 
-constexpr std::int64_t kMaxGridYZ = 65535;
-constexpr std::int64_t kMaxSeq = std::int64_t{1} << 30;
-
-int knob(const Knobs& k, const char* name) {
-  const auto it = k.find(name);
-  return it == k.end() ? 0 : it->second;
-}
-
 int stages_of(const Knobs& k, int d, bool acc_f16) {
-  if (knob(k, "stages") != 0) return knob(k, "stages");
+  if (knob_value(k, "stages") != 0) return knob_value(k, "stages");
   const ffpa::FfpaChoice c = ffpa::choose_tiles(d, acc_f16);
-  return knob(k, "q_resident") == 1 ? c.stages_q_resident : c.stages;
+  return knob_value(k, "q_resident") == 1 ? c.stages_q_resident : c.stages;
 }
 
 std::string ffpa_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
@@ -50,16 +42,11 @@ std::string ffpa_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
   if (!ffpa::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + id + " takes multiples of 32 from " +
            std::to_string(ffpa::kMinHeadDim) + " to " + std::to_string(ffpa::kMaxHeadDim);
-  if (p.batch > kMaxGridYZ || p.heads_q > kMaxGridYZ)
-    return "batch = " + std::to_string(p.batch) + ", heads_q = " + std::to_string(p.heads_q) + ": " + id +
-           " puts them on grid.z and grid.y, at most 65535 each";
-  if (p.seq_q > kMaxSeq || p.seq_kv > kMaxSeq)
-    return "seq_q = " + std::to_string(p.seq_q) + ", seq_kv = " + std::to_string(p.seq_kv) + ": " + id +
-           " indexes rows in 32 bits, at most 2^30 each";
+  if (std::string why = fa2::launch_shape_why_not(p, id); !why.empty()) return why;
   const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16);
   if (stages < 1 || stages > ffpa::kMaxStages)
     return "knob stages = " + std::to_string(stages) + ": " + id + " is compiled for 1 and 2";
-  if (const int q = knob(knobs, "q_resident"); q != 0 && q != 1)
+  if (const int q = knob_value(knobs, "q_resident"); q != 0 && q != 1)
     return "knob q_resident = " + std::to_string(q) + ": " + id +
            " takes 0 (Q streamed) or 1 (Q in shared memory)";
   return {};
@@ -116,7 +103,7 @@ std::unique_ptr<PreparedKernel> ffpa_prepare(const Problem& p, const Knobs& knob
     throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
                       ": ffpa.l1 needs sm_80 or newer (mma.sync m16n8k16, cp.async)");
   const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16);
-  const bool q_resident = knob(knobs, "q_resident") == 1;
+  const bool q_resident = knob_value(knobs, "q_resident") == 1;
   const ffpa::FfpaTiles t = ffpa::choose_tiles(static_cast<int>(p.head_dim), acc_f16).tiles;
   const int smem = ffpa::smem_bytes(t, stages, q_resident, static_cast<int>(p.head_dim));
   if (smem > smem_optin)

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <vector>
 
 #include "kernels/api/half_convert.hpp"
 #include "profiling/cuda/device_buffer.hpp"
 #include "profiling/peaks.hpp"
+#include "profiling/result.hpp"
 
 namespace attn {
 
@@ -90,15 +90,6 @@ double gemm_tflops(cublasHandle_t handle, cudaStream_t stream, DType t) {
   return 2.0 * std::pow(static_cast<double>(kGemmN), 3) / (ms * 1e-3) * 1e-12;
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace
 
 MeasuredPeaks measure_peaks() {
@@ -132,7 +123,7 @@ MeasuredPeaks measure_peaks() {
       ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream));
     });
     p.dram_gbps = 2.0 * static_cast<double>(bytes) / (ms * 1e-3) * 1e-9;
-    p.measured_at = utc_now();
+    p.measured_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
     p.method = fmt::format(
         "cublasGemmEx {0}x{0}x{0} fp16/bf16 (fp32 accumulation), {1:.0f} MiB device copy counting read + "
         "write; "

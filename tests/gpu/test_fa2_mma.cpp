@@ -18,7 +18,6 @@
 
 #include "kernels/api/half_convert.hpp"
 #include "kernels/api/kernel_spec.hpp"
-#include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
 #include "kernels/registry.hpp"
 #include "tests/support/gpu_probe.hpp"
@@ -86,11 +85,8 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   expect_written_and_empty_rows_zero(p, got, empty_rows);
   if (HasFatalFailure()) return;
 
-  const std::vector<attn::RowIndex> rows = check_rows(p);
-  std::vector<double> ref_o(rows.size() * static_cast<std::size_t>(p.head_dim_v)), ref_lse(rows.size());
-  attn::cpu_reference_rows(p, in.q.values.data(), in.k.values.data(), in.v.values.data(), p.default_scale(),
-                           rows, ref_o.data(), ref_lse.data());
-  const Errors mine = compare(p, rows, got, ref_o, ref_lse);
+  const Oracle ref = oracle_rows(p, in);
+  const Errors mine = compare(p, ref, got);
 
   // cuDNN on the same inputs, where it takes the case: the tolerance is 2x its error (the engine's
   // rule, with the same floor of a quarter of the dtype bound for cases where cuDNN is exact-ish).
@@ -111,7 +107,7 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
       RunOutput ref_dnn;
       run_prepared(*dnn_kernel, p, in, 0, ref_dnn);
       if (HasFatalFailure()) return;
-      dnn_err = compare(p, rows, ref_dnn, ref_o, ref_lse).rel_l2;
+      dnn_err = compare(p, ref, ref_dnn).rel_l2;
       if (std::isfinite(dnn_err)) {
         tol = std::max(2.0 * dnn_err, 0.25 * dtype_bound(p.dtype));
         rule = "2x cudnn.sdpa";
@@ -120,7 +116,8 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   }
   std::cout << "[fa2.mma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << mine.rel_l2
             << ", cudnn " << dnn_err << ", tol " << tol << " (" << rule << "), LSE max abs "
-            << mine.lse_max_abs << ", empty rows " << empty_rows << ", rows checked " << rows.size() << "\n";
+            << mine.lse_max_abs << ", empty rows " << empty_rows << ", rows checked " << ref.rows.size()
+            << "\n";
   EXPECT_LE(mine.rel_l2, tol) << p.full_label();
   EXPECT_LE(mine.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
 }
@@ -153,11 +150,8 @@ TEST_P(Fa2TileTest, EveryCompiledTileIsCorrectAndTimed) {
     RunOutput got;
     run_kernel(spec, p, knobs, in, 0, got);
     if (HasFatalFailure()) return;
-    const auto rows = check_rows(p);
-    std::vector<double> ref_o(rows.size() * static_cast<std::size_t>(d)), ref_lse(rows.size());
-    attn::cpu_reference_rows(p, in.q.values.data(), in.k.values.data(), in.v.values.data(), p.default_scale(),
-                             rows, ref_o.data(), ref_lse.data());
-    const Errors e = compare(p, rows, got, ref_o, ref_lse);
+    const Oracle ref = oracle_rows(p, in);
+    const Errors e = compare(p, ref, got);
     EXPECT_LE(e.rel_l2, dtype_bound(p.dtype)) << attn::fa2::to_string(tiles) << " " << p.full_label();
     for (float x : got.o) ASSERT_FALSE(std::isnan(x)) << attn::fa2::to_string(tiles);
   }

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
-#include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/ffpa/ffpa_accuracy.hpp"
 #include "kernels/ffpa/ffpa_traits.hpp"
 #include "kernels/registry.hpp"
@@ -101,11 +100,8 @@ TEST_P(FfpaTest, MatchesOracleWithinItsBound) {
   expect_written_and_empty_rows_zero(p, got, empty_rows);
   if (HasFatalFailure()) return;
 
-  const std::vector<attn::RowIndex> rows = check_rows(p);
-  std::vector<double> ref_o(rows.size() * static_cast<std::size_t>(p.head_dim_v)), ref_lse(rows.size());
-  attn::cpu_reference_rows(p, in.q.values.data(), in.k.values.data(), in.v.values.data(), p.default_scale(),
-                           rows, ref_o.data(), ref_lse.data());
-  const Errors mine = compare(p, rows, got, ref_o, ref_lse);
+  const Oracle ref = oracle_rows(p, in);
+  const Errors mine = compare(p, ref, got);
 
   double tol = 0.0, lse_tol = 8.0 * dtype_bound(p.dtype);
   std::string rule;
@@ -120,7 +116,7 @@ TEST_P(FfpaTest, MatchesOracleWithinItsBound) {
     RunOutput math;
     run_kernel(attn::make_cublas_unfused_spec(), p, {}, in, 0, math);
     if (HasFatalFailure()) return;
-    math_err = compare(p, rows, math, ref_o, ref_lse).rel_l2;
+    math_err = compare(p, ref, math).rel_l2;
     ASSERT_TRUE(std::isfinite(math_err)) << "cublas.unfused produced non-finite output";
     tol = std::max(2.0 * math_err, 0.25 * dtype_bound(p.dtype));
     rule = "2x cublas.unfused";
@@ -128,7 +124,7 @@ TEST_P(FfpaTest, MatchesOracleWithinItsBound) {
   std::cout << "[" << spec.id << "] " << c.name << " (" << p.full_label() << ", stages " << c.stages
             << ", q_resident " << c.q_resident << "): rel_l2 " << mine.rel_l2 << ", cublas.unfused "
             << math_err << ", tol " << tol << " (" << rule << "), LSE max abs " << mine.lse_max_abs
-            << " (tol " << lse_tol << "), empty rows " << empty_rows << ", rows checked " << rows.size()
+            << " (tol " << lse_tol << "), empty rows " << empty_rows << ", rows checked " << ref.rows.size()
             << "\n";
   EXPECT_LE(mine.rel_l2, tol) << p.full_label();
   EXPECT_LE(mine.lse_max_abs, lse_tol) << p.full_label();
@@ -209,11 +205,8 @@ TEST_P(FfpaTileTest, EveryCompiledTileIsCorrectAndTimed) {
     RunOutput got;
     run_kernel(spec, p, knobs, in, 0, got);
     if (HasFatalFailure()) return;
-    const auto rows = check_rows(p);
-    std::vector<double> ref_o(rows.size() * static_cast<std::size_t>(p.head_dim)), ref_lse(rows.size());
-    attn::cpu_reference_rows(p, in.q.values.data(), in.k.values.data(), in.v.values.data(), p.default_scale(),
-                             rows, ref_o.data(), ref_lse.data());
-    const Errors e = compare(p, rows, got, ref_o, ref_lse);
+    const Oracle ref = oracle_rows(p, in);
+    const Errors e = compare(p, ref, got);
     const double tol = c.acc_f16 ? attn::ffpa::acc_f16_error_bound(p).rel_l2 : dtype_bound(p.dtype);
     EXPECT_LE(e.rel_l2, tol) << name << " " << p.full_label();
   }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "profiling/sweep/axis_parse.hpp"
+#include "tests/support/spec_error.hpp"
 
 namespace attn {
 namespace {
@@ -9,16 +10,7 @@ namespace {
 using I = std::vector<std::int64_t>;
 
 // The message of the SpecError that `f` throws; fails the test when it throws nothing.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no SpecError thrown";
-  return {};
-}
+using test::error_of;
 
 TEST(AxisParse, IntList) {
   EXPECT_EQ(parse_int_axis("1,2,4", "batch"), (I{1, 2, 4}));

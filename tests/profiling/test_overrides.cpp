@@ -5,22 +5,14 @@
 #include "profiling/sweep/overrides.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "tests/support/spec_error.hpp"
 
 namespace attn {
 namespace {
 
 const std::filesystem::path kPresets = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "presets";
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no SpecError thrown";
-  return {};
-}
+using test::error_of;
 
 SweepSpec two_groups() {
   return parse_preset(R"(

@@ -4,20 +4,12 @@
 #include <set>
 
 #include "profiling/sweep/plan.hpp"
+#include "tests/support/spec_error.hpp"
 
 namespace attn {
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no SpecError thrown";
-  return {};
-}
+using test::error_of;
 
 SweepSpec cpu_spec() {
   SweepSpec s;

@@ -8,22 +8,14 @@
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
 #include "profiling/sweep/variant.hpp"
+#include "tests/support/spec_error.hpp"
 
 namespace attn {
 namespace {
 
 const std::filesystem::path kPresets = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "presets";
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no SpecError thrown";
-  return {};
-}
+using test::error_of;
 
 std::string preset_error(const std::string& text) {
   return error_of([&] { parse_preset(text, "p.toml"); });

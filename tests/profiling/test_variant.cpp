@@ -11,20 +11,12 @@
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
 #include "profiling/sweep/variant.hpp"
+#include "tests/support/spec_error.hpp"
 
 namespace attn {
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no SpecError thrown";
-  return {};
-}
+using test::error_of;
 
 // What try_parse_kernel_variant says about `text` ("" when it parses).
 std::string parse_problem(std::string_view text) {

@@ -222,6 +222,26 @@ inline void expect_written_and_empty_rows_zero(const Problem& p, const RunOutput
       }
 }
 
+// The fp64 oracle on check_rows(p): O (Dv values a row) and LSE of each row.
+struct Oracle {
+  std::vector<attn::RowIndex> rows;
+  std::vector<double> o, lse;
+};
+
+inline Oracle oracle_rows(const Problem& p, const Inputs& in) {
+  Oracle r;
+  r.rows = check_rows(p);
+  r.o.resize(r.rows.size() * static_cast<std::size_t>(p.head_dim_v));
+  r.lse.resize(r.rows.size());
+  attn::cpu_reference_rows(p, in.q.values.data(), in.k.values.data(), in.v.values.data(), p.default_scale(),
+                           r.rows, r.o.data(), r.lse.data());
+  return r;
+}
+
+inline Errors compare(const Problem& p, const Oracle& ref, const RunOutput& got) {
+  return compare(p, ref.rows, got, ref.o, ref.lse);
+}
+
 inline double dtype_bound(DType t) { return 4.0 * std::ldexp(1.0, t == DType::fp16 ? -11 : -8); }
 
 inline Problem make_problem(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
