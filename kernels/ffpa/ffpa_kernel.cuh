@@ -4,10 +4,10 @@
 // memory is (stages + 1) x (Br + Bc) x chunk elements whatever D is. S = QK^T accumulates over the Q+K
 // items; P V accumulates into O, which stays in registers for the whole row block.
 //
-// Warps: Br / 16 row groups x (warps / (Br / 16)) key/column groups. In QK, warp (m, n) computes
-// the 16 x (Bc / groups) scores of its rows and key slice; in PV it owns 16 rows x (chunk / groups)
-// columns of every chunk of O. With more than one group a row's softmax statistics are combined
-// through shared memory and P goes through shared memory; with one group (Br = 128) P stays in
+// Warps: Br / R row groups x (warps / (Br / R)) key/column groups, R = 16 or 32 rows a warp. In QK,
+// warp (m, n) computes the R x (Bc / groups) scores of its rows and key slice; in PV it owns R rows x
+// (chunk / groups) columns of every chunk of O. With more than one group a row's softmax statistics are
+// combined through shared memory and P goes through shared memory; with one group (Br = 128) P stays in
 // registers as in fa2.mma.
 //
 // Accumulation: acc_f32 keeps S and O in fp32 (O unnormalised, divided by the row sum at the end).
@@ -30,7 +30,8 @@ namespace attn::ffpa {
 
 using namespace ::attn::ptx;  // NOLINT(google-build-using-namespace): the PTX wrappers
 
-template <int Br, int Bc, int DMax, int Warps, int Chunk, int Stages, bool AccF16, bool QResident>
+template <int Br, int Bc, int DMax, int Warps, int WarpRows, int Chunk, int Stages, bool AccF16,
+          bool QResident>
 struct KernelTraits {
   static constexpr int kBr = Br;
   static constexpr int kBc = Bc;
@@ -45,7 +46,11 @@ struct KernelTraits {
   // Two CTAs an SM where a CTA is 4 warps (the register file holds both): one CTA's barriers and
   // loads overlap the other's MMAs.
   static constexpr int kMinBlocks = Warps == 4 ? 2 : 1;
-  static constexpr int kWM = Br / 16;             // row groups
+  // A warp holds WarpRows (16 or 32) query rows: with 32 every K and V fragment read from shared
+  // memory feeds two m16 tiles (half the ldmatrix traffic per MMA), and O's columns are split over
+  // more warps to keep O's registers per thread the same.
+  static constexpr int kMT = WarpRows / 16;
+  static constexpr int kWM = Br / WarpRows;       // row groups
   static constexpr int kWN = Warps / kWM;         // key (QK) / column (PV) groups
   static constexpr int kKeysW = Bc / kWN;         // keys of S a warp computes
   static constexpr int kColsW = Chunk / kWN;      // columns of each O chunk a warp owns
@@ -60,8 +65,10 @@ struct KernelTraits {
   static constexpr int kMaxChunks = DMax / Chunk;
   static constexpr int kPOffset = kBufs * kBufBytes;  // [bytes]
   static constexpr int kStatsOffset = kPOffset + (kWN > 1 ? Br * kPStride * 2 : 0);
-  static constexpr int kQOffset = smem_bytes({Br, Bc, DMax, Warps, Chunk}, Stages, QResident, 0);  // [bytes]
-  static constexpr int kSmemBytes = smem_bytes({Br, Bc, DMax, Warps, Chunk}, Stages, QResident, DMax);
+  static constexpr int kQOffset =
+      smem_bytes({Br, Bc, DMax, Warps, Chunk, WarpRows}, Stages, QResident, 0);  // [bytes]
+  static constexpr int kSmemBytes =
+      smem_bytes({Br, Bc, DMax, Warps, Chunk, WarpRows}, Stages, QResident, DMax);
   static_assert(kWM * kWN == Warps, "row groups x key groups = warps");
   static_assert(kKeysW % 16 == 0 && kColsW % 16 == 0, "warp slices are multiples of 16");
   static_assert(Br % kRowsPerPass == 0 && Bc % kRowsPerPass == 0, "tiles split evenly over loader passes");
@@ -134,6 +141,9 @@ __device__ __forceinline__ void to_float4(const std::uint32_t (&c)[2], float (&f
 template <typename T, typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(const FfpaParams p) {
   constexpr int Br = Tr::kBr, Bc = Tr::kBc, kWN = Tr::kWN, kKeysW = Tr::kKeysW, kColsW = Tr::kColsW;
+  constexpr int kMT = Tr::kMT;     // m16 tiles of rows a warp holds
+  constexpr int kRW = 16 * kMT;    // rows a warp holds
+  constexpr int kRows = 2 * kMT;   // row slots a thread holds (rows g and g + 8 of each m16 tile)
   constexpr int kNT = kKeysW / 8;  // n8 tiles of S a warp holds
   constexpr int kCT = kColsW / 8;  // n8 tiles of each O chunk a warp holds
   constexpr int kKT = Bc / 16;     // k16 steps of P V
@@ -225,26 +235,35 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
     return buf;
   };
 
-  AccFrag<kAccF16> o[Tr::kMaxChunks][kCT];
+  // Per thread, kRows row slots: slot i is row g + 8 (i % 2) of the warp's m16 tile i / 2.
+  const auto lrow = [&](int i) { return wm * kRW + 16 * (i / 2) + g + 8 * (i % 2); };  // local row
+  AccFrag<kAccF16> o[kMT][Tr::kMaxChunks][kCT];
 #pragma unroll
-  for (int c = 0; c < Tr::kMaxChunks; ++c)
+  for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int j = 0; j < kCT; ++j)
+    for (int c = 0; c < Tr::kMaxChunks; ++c)
 #pragma unroll
-      for (int e = 0; e < static_cast<int>(sizeof(o[c][j]) / 4); ++e) {
-        if constexpr (kAccF16)
-          o[c][j][e] = 0u;
-        else
-          o[c][j][e] = 0.0f;
-      }
-  // Per thread, rows g and g + 8 of the warp's 16: acc_f32 keeps its own keys' partial row sum;
-  // acc_f16 the full row sum l (O is kept normalised by it).
-  float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.0f, 0.0f};
-  const int lrow0 = wm * 16 + g;  // local row of r = 0; r = 1 is lrow0 + 8
+      for (int j = 0; j < kCT; ++j)
+#pragma unroll
+        for (int e = 0; e < static_cast<int>(sizeof(o[mt][c][j]) / 4); ++e) {
+          if constexpr (kAccF16)
+            o[mt][c][j][e] = 0u;
+          else
+            o[mt][c][j][e] = 0.0f;
+        }
+  // acc_f32 keeps each row's partial sum over its own keys; acc_f16 the full row sum l (O is kept
+  // normalised by it).
+  float row_max[kRows], row_sum[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    row_max[i] = kNegInf;
+    row_sum[i] = 0.0f;
+  }
 
-  // ldmatrix lane offsets [bytes] within a buffer (see fa2_kernel.cuh for the fragment layouts).
+  // ldmatrix lane offsets [bytes] within a buffer (see fa2_kernel.cuh for the fragment layouts);
+  // m16 tile mt of Q sits 16 rows below tile 0.
   const std::uint32_t q_lane =
-      static_cast<std::uint32_t>((wm * 16 + (lane & 15)) * kStrideB + (lane >> 4) * 16);
+      static_cast<std::uint32_t>((wm * kRW + (lane & 15)) * kStrideB + (lane >> 4) * 16);
   const std::uint32_t k_lane = static_cast<std::uint32_t>(
       (Tr::kBufRows - Bc + wn * kKeysW + (lane & 7) + ((lane >> 4) << 3)) * kStrideB +
       ((lane >> 3) & 1) * 16);
@@ -254,17 +273,19 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int key0 = (n_hi - 1 - tile) * Bc;
 
-    // ---- S = Q K^T over the Q+K items.
-    AccFrag<kAccF16> s_acc[kNT];
+    // ---- S = Q K^T over the Q+K items; each K fragment feeds the warp's kMT m16 tiles.
+    AccFrag<kAccF16> s_acc[kMT][kNT];
 #pragma unroll
-    for (int j = 0; j < kNT; ++j)
+    for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-      for (int e = 0; e < static_cast<int>(sizeof(s_acc[j]) / 4); ++e) {
-        if constexpr (kAccF16)
-          s_acc[j][e] = 0u;
-        else
-          s_acc[j][e] = 0.0f;
-      }
+      for (int j = 0; j < kNT; ++j)
+#pragma unroll
+        for (int e = 0; e < static_cast<int>(sizeof(s_acc[mt][j]) / 4); ++e) {
+          if constexpr (kAccF16)
+            s_acc[mt][j][e] = 0u;
+          else
+            s_acc[mt][j][e] = 0.0f;
+        }
 #pragma unroll 1
     for (int c = 0; c < n_chunks; ++c) {
       const std::uint32_t buf = next_item();
@@ -274,27 +295,34 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
 #pragma unroll
       for (int kk = 0; kk < kChunk / 16; ++kk) {
         if (kk < ksteps) {
-          std::uint32_t qa[4];
-          ldmatrix_x4(q_chunk + q_lane + kk * 32, qa);
+          std::uint32_t qa[kMT][4];
+#pragma unroll
+          for (int mt = 0; mt < kMT; ++mt)
+            ldmatrix_x4(q_chunk + q_lane + mt * 16 * kStrideB + kk * 32, qa[mt]);
 #pragma unroll
           for (int nj = 0; nj < kKeysW / 16; ++nj) {
             std::uint32_t kb[4];
             ldmatrix_x4(buf + k_lane + nj * 16 * kStrideB + kk * 32, kb);
-            mma_acc<T>(s_acc[2 * nj], qa, kb[0], kb[1]);
-            mma_acc<T>(s_acc[2 * nj + 1], qa, kb[2], kb[3]);
+#pragma unroll
+            for (int mt = 0; mt < kMT; ++mt) {
+              mma_acc<T>(s_acc[mt][2 * nj], qa[mt], kb[0], kb[1]);
+              mma_acc<T>(s_acc[mt][2 * nj + 1], qa[mt], kb[2], kb[3]);
+            }
           }
         }
       }
     }
-    float s[kNT][4];
+    float s[kMT][kNT][4];
 #pragma unroll
-    for (int j = 0; j < kNT; ++j) to_float4(s_acc[j], s[j]);
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) to_float4(s_acc[mt][j], s[mt][j]);
 
     // ---- mask: tiles crossing the band's edges or the end of the keys.
     if (key0 < full_lo || key0 + Bc > full_hi) {  // full_hi <= Sk: the key tail too
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int diag = row0 + lrow0 + 8 * r + diag_off;
+      for (int i = 0; i < kRows; ++i) {
+        const int diag = row0 + lrow(i) + diag_off;
         const int first = p.left >= 0 ? max(0, diag - p.left) : 0;
         const int end = p.right >= 0 ? min(p.seq_kv, diag + p.right + 1) : p.seq_kv;
 #pragma unroll
@@ -302,90 +330,94 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int key = key0 + wn * kKeysW + 8 * j + 2 * t4 + e;
-            if (key < first || key >= end) s[j][2 * r + e] = kNegInf;
+            if (key < first || key >= end) s[i / 2][j][2 * (i % 2) + e] = kNegInf;
           }
       }
     }
 
     // ---- online softmax (fp32 state).
-    float mx[2];
+    float mx[kRows];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
+    for (int i = 0; i < kRows; ++i) {
       float m = kNegInf;
 #pragma unroll
-      for (int j = 0; j < kNT; ++j) m = fmaxf(m, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
+      for (int j = 0; j < kNT; ++j)
+        m = fmaxf(m, fmaxf(s[i / 2][j][2 * (i % 2)], s[i / 2][j][2 * (i % 2) + 1]));
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-      mx[r] = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      mx[i] = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
     }
     if constexpr (kWN > 1) {
       if (t4 == 0) {
-        s_max[wn * Br + lrow0] = mx[0];
-        s_max[wn * Br + lrow0 + 8] = mx[1];
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) s_max[wn * Br + lrow(i)] = mx[i];
       }
       __syncthreads();
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
+      for (int i = 0; i < kRows; ++i) {
         float m = kNegInf;
 #pragma unroll
-        for (int w = 0; w < kWN; ++w) m = fmaxf(m, s_max[w * Br + lrow0 + 8 * r]);
-        mx[r] = m;
+        for (int w = 0; w < kWN; ++w) m = fmaxf(m, s_max[w * Br + lrow(i)]);
+        mx[i] = m;
       }
     }
-    float alpha[2], psum[2] = {0.0f, 0.0f};
-    std::uint32_t pa[kKT][4];  // P as the A operand of P V (filled here when kWN == 1)
+    float alpha[kRows], psum[kRows];
+    std::uint32_t pa[kMT][kKT][4];  // P as the A operand of P V (filled here when kWN == 1)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float m_new = fmaxf(row_max[r], mx[r]);
+    for (int i = 0; i < kRows; ++i) {
+      const float m_new = fmaxf(row_max[i], mx[i]);
       // A row with no visible key so far keeps max -inf: use 0 so exp2 sees -inf, not NaN.
       const float m_scaled = m_new == kNegInf ? 0.0f : m_new * p.scale_log2;
-      alpha[r] = exp2_approx(row_max[r] * p.scale_log2 - m_scaled);
-      row_max[r] = m_new;
+      alpha[i] = exp2_approx(row_max[i] * p.scale_log2 - m_scaled);
+      row_max[i] = m_new;
+      psum[i] = 0.0f;
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
-        const float p0 = exp2_approx(fmaf(s[j][2 * r], p.scale_log2, -m_scaled));
-        const float p1 = exp2_approx(fmaf(s[j][2 * r + 1], p.scale_log2, -m_scaled));
-        psum[r] += p0 + p1;
+        const float p0 = exp2_approx(fmaf(s[i / 2][j][2 * (i % 2)], p.scale_log2, -m_scaled));
+        const float p1 = exp2_approx(fmaf(s[i / 2][j][2 * (i % 2) + 1], p.scale_log2, -m_scaled));
+        psum[i] += p0 + p1;
         const std::uint32_t pair = pack2<T>(p0, p1);
         if constexpr (kWN == 1) {
-          pa[j / 2][(j % 2) * 2 + r] = pair;
+          pa[i / 2][j / 2][(j % 2) * 2 + i % 2] = pair;
         } else {
-          *reinterpret_cast<std::uint32_t*>(s_p + (lrow0 + 8 * r) * Tr::kPStride + wn * kKeysW + 8 * j +
-                                            2 * t4) = pair;
+          *reinterpret_cast<std::uint32_t*>(s_p + lrow(i) * Tr::kPStride + wn * kKeysW + 8 * j + 2 * t4) =
+              pair;
         }
       }
     }
 
     // O's update factors: acc_f32 rescales the unnormalised O by alpha now; acc_f16 needs the
     // tile's full row sum first (from the other key groups when kWN > 1, after the next barrier).
-    float o_keep[2] = {0.0f, 0.0f}, p_scale[2] = {0.0f, 0.0f};  // acc_f16: O = O * o_keep + (P V) * p_scale
+    float o_keep[kRows], p_scale[kRows];  // acc_f16: O = O * o_keep + (P V) * p_scale
     if constexpr (!kAccF16) {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) row_sum[r] = row_sum[r] * alpha[r] + psum[r];
+      for (int i = 0; i < kRows; ++i) row_sum[i] = row_sum[i] * alpha[i] + psum[i];
 #pragma unroll
-      for (int c = 0; c < Tr::kMaxChunks; ++c)
-        if (c < n_chunks)
+      for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-          for (int j = 0; j < kCT; ++j) {
-            o[c][j][0] *= alpha[0];
-            o[c][j][1] *= alpha[0];
-            o[c][j][2] *= alpha[1];
-            o[c][j][3] *= alpha[1];
-          }
+        for (int c = 0; c < Tr::kMaxChunks; ++c)
+          if (c < n_chunks)
+#pragma unroll
+            for (int j = 0; j < kCT; ++j) {
+              o[mt][c][j][0] *= alpha[2 * mt];
+              o[mt][c][j][1] *= alpha[2 * mt];
+              o[mt][c][j][2] *= alpha[2 * mt + 1];
+              o[mt][c][j][3] *= alpha[2 * mt + 1];
+            }
     } else {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        psum[r] += __shfl_xor_sync(0xffffffffu, psum[r], 1);
-        psum[r] += __shfl_xor_sync(0xffffffffu, psum[r], 2);
+      for (int i = 0; i < kRows; ++i) {
+        psum[i] += __shfl_xor_sync(0xffffffffu, psum[i], 1);
+        psum[i] += __shfl_xor_sync(0xffffffffu, psum[i], 2);
       }
       if constexpr (kWN > 1) {
         if (t4 == 0) {
-          s_sum[wn * Br + lrow0] = psum[0];
-          s_sum[wn * Br + lrow0 + 8] = psum[1];
+#pragma unroll
+          for (int i = 0; i < kRows; ++i) s_sum[wn * Br + lrow(i)] = psum[i];
         }
       }
     }
 
-    // ---- O += P V over the V items.
+    // ---- O += P V over the V items; each V fragment feeds the warp's kMT m16 tiles.
 #pragma unroll
     for (int c = 0; c < Tr::kMaxChunks; ++c) {
       if (c < n_chunks) {
@@ -393,25 +425,28 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
         if (c == 0) {
           if constexpr (kWN > 1) {
 #pragma unroll
-            for (int kk = 0; kk < kKT; ++kk)
-              ldmatrix_x4(a_buf0 + static_cast<std::uint32_t>(Tr::kPOffset +
-                                                              (wm * 16 + (lane & 15)) * Tr::kPStride * 2 +
-                                                              kk * 32 + (lane >> 4) * 16),
-                          pa[kk]);
+            for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+              for (int kk = 0; kk < kKT; ++kk)
+                ldmatrix_x4(
+                    a_buf0 + static_cast<std::uint32_t>(
+                                 Tr::kPOffset + (wm * kRW + 16 * mt + (lane & 15)) * Tr::kPStride * 2 +
+                                 kk * 32 + (lane >> 4) * 16),
+                    pa[mt][kk]);
           }
           if constexpr (kAccF16) {
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-              float tile_sum = psum[r];
+            for (int i = 0; i < kRows; ++i) {
+              float tile_sum = psum[i];
               if constexpr (kWN > 1) {
                 tile_sum = 0.0f;
 #pragma unroll
-                for (int w = 0; w < kWN; ++w) tile_sum += s_sum[w * Br + lrow0 + 8 * r];
+                for (int w = 0; w < kWN; ++w) tile_sum += s_sum[w * Br + lrow(i)];
               }
-              const float l_new = row_sum[r] * alpha[r] + tile_sum;
-              o_keep[r] = l_new > 0.0f ? row_sum[r] * alpha[r] / l_new : 0.0f;
-              p_scale[r] = l_new > 0.0f ? 1.0f / l_new : 0.0f;
-              row_sum[r] = l_new;
+              const float l_new = row_sum[i] * alpha[i] + tile_sum;
+              o_keep[i] = l_new > 0.0f ? row_sum[i] * alpha[i] / l_new : 0.0f;
+              p_scale[i] = l_new > 0.0f ? 1.0f / l_new : 0.0f;
+              row_sum[i] = l_new;
             }
           }
         }
@@ -424,28 +459,39 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
               for (int kk = 0; kk < kKT; ++kk) {
                 std::uint32_t vb[4];
                 ldmatrix_x4_trans(buf + v_lane + kk * 16 * kStrideB + dj * 32, vb);
-                mma_acc<T>(o[c][2 * dj], pa[kk], vb[0], vb[1]);
-                mma_acc<T>(o[c][2 * dj + 1], pa[kk], vb[2], vb[3]);
+#pragma unroll
+                for (int mt = 0; mt < kMT; ++mt) {
+                  mma_acc<T>(o[mt][c][2 * dj], pa[mt][kk], vb[0], vb[1]);
+                  mma_acc<T>(o[mt][c][2 * dj + 1], pa[mt][kk], vb[2], vb[3]);
+                }
               }
             } else {
-              std::uint32_t t[2][2] = {{0u, 0u}, {0u, 0u}};
+              std::uint32_t t[kMT][2][2];
+#pragma unroll
+              for (int mt = 0; mt < kMT; ++mt) t[mt][0][0] = t[mt][0][1] = t[mt][1][0] = t[mt][1][1] = 0u;
 #pragma unroll
               for (int kk = 0; kk < kKT; ++kk) {
                 std::uint32_t vb[4];
                 ldmatrix_x4_trans(buf + v_lane + kk * 16 * kStrideB + dj * 32, vb);
-                mma_acc<T>(t[0], pa[kk], vb[0], vb[1]);
-                mma_acc<T>(t[1], pa[kk], vb[2], vb[3]);
+#pragma unroll
+                for (int mt = 0; mt < kMT; ++mt) {
+                  mma_acc<T>(t[mt][0], pa[mt][kk], vb[0], vb[1]);
+                  mma_acc<T>(t[mt][1], pa[mt][kk], vb[2], vb[3]);
+                }
               }
 #pragma unroll
-              for (int half = 0; half < 2; ++half)
+              for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                  const float2 ov =
-                      __half22float2(*reinterpret_cast<const __half2*>(&o[c][2 * dj + half][r]));
-                  const float2 tv = __half22float2(*reinterpret_cast<const __half2*>(&t[half][r]));
-                  o[c][2 * dj + half][r] = pack2<__half>(fmaf(tv.x, p_scale[r], ov.x * o_keep[r]),
-                                                         fmaf(tv.y, p_scale[r], ov.y * o_keep[r]));
-                }
+                for (int half = 0; half < 2; ++half)
+#pragma unroll
+                  for (int r = 0; r < 2; ++r) {
+                    const int i = 2 * mt + r;
+                    const float2 ov =
+                        __half22float2(*reinterpret_cast<const __half2*>(&o[mt][c][2 * dj + half][r]));
+                    const float2 tv = __half22float2(*reinterpret_cast<const __half2*>(&t[mt][half][r]));
+                    o[mt][c][2 * dj + half][r] = pack2<__half>(fmaf(tv.x, p_scale[i], ov.x * o_keep[i]),
+                                                               fmaf(tv.y, p_scale[i], ov.y * o_keep[i]));
+                  }
             }
           }
         }
@@ -454,36 +500,36 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
   }
 
   // ---- epilogue: the full row sum, O / l (acc_f32), LSE.
-  float l[2];
+  float l[kRows];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] = row_sum[r];
+  for (int i = 0; i < kRows; ++i) {
+    l[i] = row_sum[i];
     if constexpr (!kAccF16) {
-      l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-      l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+      l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+      l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
     }
   }
   if constexpr (!kAccF16 && kWN > 1) {
     if (t4 == 0) {  // s_sum is free: acc_f32 does not use it in the main loop
-      s_sum[wn * Br + lrow0] = l[0];
-      s_sum[wn * Br + lrow0 + 8] = l[1];
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) s_sum[wn * Br + lrow(i)] = l[i];
     }
     __syncthreads();
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      l[r] = 0.0f;
+    for (int i = 0; i < kRows; ++i) {
+      l[i] = 0.0f;
 #pragma unroll
-      for (int w = 0; w < kWN; ++w) l[r] += s_sum[w * Br + lrow0 + 8 * r];
+      for (int w = 0; w < kWN; ++w) l[i] += s_sum[w * Br + lrow(i)];
     }
   }
   cp_async_wait_all();
   T* o_head = static_cast<T*>(p.o) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row0 + lrow0 + 8 * r;
+  for (int i = 0; i < kRows; ++i) {
+    const int row = row0 + lrow(i);
     if (row >= p.seq_q) continue;
     // acc_f16's O is already normalised; a row with no visible key has O = 0 either way.
-    const float inv = kAccF16 ? 1.0f : (l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+    const float inv = kAccF16 ? 1.0f : (l[i] > 0.0f ? 1.0f / l[i] : 0.0f);
     T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
 #pragma unroll
     for (int c = 0; c < Tr::kMaxChunks; ++c)
@@ -493,13 +539,14 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
           const int col = c * kChunk + wn * kColsW + 8 * j + 2 * t4;
           if (col < D) {
             float f[4];
-            to_float4(o[c][j], f);
-            *reinterpret_cast<std::uint32_t*>(o_row + col) = pack2<T>(f[2 * r] * inv, f[2 * r + 1] * inv);
+            to_float4(o[i / 2][c][j], f);
+            *reinterpret_cast<std::uint32_t*>(o_row + col) =
+                pack2<T>(f[2 * (i % 2)] * inv, f[2 * (i % 2) + 1] * inv);
           }
         }
     if (p.lse != nullptr && wn == 0 && t4 == 0) {
       const float lse =
-          l[r] > 0.0f ? (row_max[r] * p.scale_log2 + log2f(l[r])) * 0.6931471805599453f : kNegInf;
+          l[i] > 0.0f ? (row_max[i] * p.scale_log2 + log2f(l[i])) * 0.6931471805599453f : kNegInf;
       p.lse[(static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q + row] = lse;
     }
   }

@@ -21,8 +21,8 @@ void launch_ffpa(const FfpaParams& p, cudaStream_t stream) {
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes);
   ATTN_CUDA_CHECK(attr_status);
-  const int smem =
-      smem_bytes({Tr::kBr, Tr::kBc, 0, Tr::kWarps, Tr::kChunk}, Tr::kStages, Tr::kQResident, p.head_dim);
+  const int smem = smem_bytes({Tr::kBr, Tr::kBc, 0, Tr::kWarps, Tr::kChunk, Tr::kBr / Tr::kWM}, Tr::kStages,
+                              Tr::kQResident, p.head_dim);
   const dim3 grid(static_cast<unsigned>((p.seq_q + Tr::kBr - 1) / Tr::kBr), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, Tr::kThreads, smem, stream>>>(p);
@@ -40,13 +40,13 @@ void run_ffpa(const FfpaParams& p, int stages, bool q_resident, void* stream) {
                       std::to_string(kDMax));
   const auto st = static_cast<cudaStream_t>(stream);
   if (stages == 1 && !q_resident)
-    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.chunk, 1, kAccF16, false>>(p, st);
+    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.warp_rows, c.chunk, 1, kAccF16, false>>(p, st);
   else if (stages == 2 && !q_resident)
-    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.chunk, 2, kAccF16, false>>(p, st);
+    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.warp_rows, c.chunk, 2, kAccF16, false>>(p, st);
   else if (stages == 1)
-    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.chunk, 1, kAccF16, true>>(p, st);
+    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.warp_rows, c.chunk, 1, kAccF16, true>>(p, st);
   else if (stages == 2)
-    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.chunk, 2, kAccF16, true>>(p, st);
+    launch_ffpa<T, KernelTraits<c.br, c.bc, c.dmax, c.warps, c.warp_rows, c.chunk, 2, kAccF16, true>>(p, st);
   else
     throw KernelError("ffpa.l1: stages = " + std::to_string(stages) + "; compiled: 1, 2");
 }

@@ -18,11 +18,12 @@ inline constexpr int kMaxHeadDim = 1024;
 inline constexpr std::array<int, 2> kCapacities = {512, 1024};  // head-dim capacity classes
 
 struct FfpaTiles {
-  int br = 0;     // query rows per CTA
-  int bc = 0;     // keys per K/V tile
-  int dmax = 0;   // head-dim capacity (O registers are sized for it)
-  int warps = 0;  // 4 (two CTAs an SM) or 8
-  int chunk = 0;  // D columns per streamed item: 64 or 128
+  int br = 0;          // query rows per CTA
+  int bc = 0;          // keys per K/V tile
+  int dmax = 0;        // head-dim capacity (O registers are sized for it)
+  int warps = 0;       // 4 (two CTAs an SM) or 8
+  int chunk = 0;       // D columns per streamed item: 64 or 128
+  int warp_rows = 16;  // query rows a warp holds: 16 or 32 (two m16 tiles share each K/V fragment)
   friend constexpr bool operator==(const FfpaTiles&, const FfpaTiles&) = default;
 };
 
@@ -40,11 +41,20 @@ constexpr int capacity_for(int d) { return d <= 512 ? 512 : 1024; }
 // load); 3 gained at most 1% (and halved the 2-CTA tile's occupancy: 113 / 127), so it is not built.
 // Q resident (q_resident=1, 12:01 UTC, stages 2 / 1): f32 168 / 134, 189 / 163, 152 / 127, 158 / 126;
 // f16 200 / 208, 141 / 229 (stages 2 needs 138 KiB: one CTA an SM), 175 / 158, 183 / 161.
-// ncu (11:59 UTC, H=16, Q streamed): L2 throughput 79% (f16, D=512), 61% (f16, D=1024), 85% (f32, D=1024) of
-// peak with the tensor pipe 22-31% active: the streamed Q, K and V chunks are the bound.
-inline constexpr FfpaTiles kF32D512[] = {{64, 64, 512, 8, 128}};
+// ncu (11:59 UTC, H=16, Q streamed): L2 throughput 79% (f16, D=512), 61% (f16, D=1024), 85% (f32,
+// D=1024) of peak with the tensor pipe 22-31% active. With Q resident (13:57 UTC, H=48) L2 falls to
+// 32-40% while the tensor pipe stays at 27-34%: the warps wait on ldmatrix results and on MMA
+// dependencies (2 warps a scheduler), and shared-memory wavefronts run at 48-53% of peak.
+// 32 rows a warp (r32: two m16 tiles share every K/V fragment, O's columns split over twice the
+// warps), same-call A/B on 14:11 UTC (old 16-row / r32, TFLOPS at D = 320 / 512, stages 2; Q resident):
+//   f16 <= 512: 183.9 / 201.7 -> 191.7 / 214.9; q_resident stages 1: 206.6 / 227.4 -> 214.8 / 248.3.
+//   f32 <= 512: 146.9 / 164.6 -> 156.9 / 175.5; q_resident: 167.1 / 187.7 -> 176.7 / 200.5.
+//   f16 > 512 (64x64x8w, D = 640 / 1024): 154.7 / 161.4 -> 153.5 / 163.6, q_resident 173.5 / 181.3 ->
+//   171.5 / 183.2: no gain at 255 registers, so 16 rows kept. f32 > 512 (Br = 32) has no r32 form
+//   with its P held in 64 registers.
+inline constexpr FfpaTiles kF32D512[] = {{64, 64, 512, 8, 128, 32}};
 inline constexpr FfpaTiles kF32D1024[] = {{32, 128, 1024, 8, 128}};
-inline constexpr FfpaTiles kF16D512[] = {{64, 64, 512, 4, 128}};
+inline constexpr FfpaTiles kF16D512[] = {{64, 64, 512, 4, 128, 32}};
 inline constexpr FfpaTiles kF16D1024[] = {{64, 64, 1024, 8, 128}};
 inline constexpr int kMaxStages = 2;
 
@@ -68,13 +78,14 @@ constexpr FfpaChoice choose_tiles(int d, bool acc_f16) {
     return {
         t, 2, d <= 512 ? 1 : 2,
         d <= 512
-            ? "D <= 512, fp16 O: 64x64, 4 warps x 16 rows (P in registers), 128-column chunks, 2 CTAs an SM"
+            ? "D <= 512, fp16 O: 64x64, 4 warps = 2 row groups of 32 x 2 column halves (each K/V fragment "
+              "feeds two m16 tiles), P through smem, 128-column chunks, 2 CTAs an SM"
             : "D > 512, fp16 O: 64x64, 8 warps = 4 row groups x 2 column halves, P through smem, "
               "128-column chunks"};
   return {t, 2, 2,
           d <= 512
-              ? "D <= 512, fp32 O (D/4 registers a thread at Br=64): 64x64, 4 row groups x 2 column halves, "
-                "128-column chunks"
+              ? "D <= 512, fp32 O: 64x64, 8 warps = 2 row groups of 32 x 4 column quarters (D/4 registers a "
+                "thread), 128-column chunks"
               : "D > 512, fp32 O: Br=32 (fp32 O of 64 rows would fill the register file), Bc=128, 2 row "
                 "groups x 4 column quarters, 128-column chunks"};
 }
@@ -85,7 +96,7 @@ constexpr int smem_stride(int chunk) { return chunk + 8; }  // rows of an odd nu
 // resident), P and the cross-warp row statistics when a row's keys are split over warps, and with
 // Q resident Q itself: Br rows of every chunk of head dim d (the only part that grows with D).
 constexpr int smem_bytes(const FfpaTiles& t, int stages, bool q_resident, int d) {
-  const int warps_m = t.br / 16;
+  const int warps_m = t.br / t.warp_rows;
   const int warps_n = t.warps / warps_m;
   int bytes = (stages + 1) * ((q_resident ? 0 : t.br) + t.bc) * smem_stride(t.chunk) * 2;
   if (warps_n > 1) bytes += t.br * (t.bc + 8) * 2 + 2 * warps_n * t.br * 4;
@@ -95,7 +106,8 @@ constexpr int smem_bytes(const FfpaTiles& t, int stages, bool q_resident, int d)
 
 inline std::string to_string(const FfpaTiles& t) {
   return std::to_string(t.br) + "x" + std::to_string(t.bc) + "x" + std::to_string(t.warps) + "w c" +
-         std::to_string(t.chunk) + " dmax " + std::to_string(t.dmax);
+         std::to_string(t.chunk) + (t.warp_rows == 16 ? "" : " r" + std::to_string(t.warp_rows)) + " dmax " +
+         std::to_string(t.dmax);
 }
 
 }  // namespace attn::ffpa

@@ -1,5 +1,5 @@
 // GPU tests for ffpa.l1 (kernels/ffpa/): D 256/288/320/480/1024 x S 1/100/4097, causal, GQA,
-// Sq != Sk both ways, a window, stages 1 and 2; every compiled tile timed; output poisoned with NaN first.
+// Sq != Sk both ways (Sk up to 20000), a window, stages 1 and 2; every compiled tile timed; output poisoned with NaN first.
 // acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the dtype bound);
 // acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Host checks of the specs.
 #include <cuda_runtime.h>
@@ -74,6 +74,8 @@ std::vector<FfpaCase> all_cases() {
       add("sq100_sk4097_qres_stages1", make_problem(2, 2, 1, 100, 4097, d, t, true), 1, 1);
       add("s1000_win128_64_qres", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 2, 1);
       add("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}));
+      // Past 16384 keys acc_f16 folds tiles into O in fp32 (kernels/ffpa/ffpa_kernel.cuh).
+      add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
     }
   return out;
 }
