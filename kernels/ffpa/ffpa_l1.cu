@@ -109,7 +109,9 @@ std::unique_ptr<PreparedKernel> ffpa_prepare(const Problem& p, const Knobs& knob
   if (smem > smem_optin)
     throw Unsupported("tiles " + ffpa::to_string(t) + " with stages = " + std::to_string(stages) +
                       (q_resident ? " and Q resident" : "") + " need " + std::to_string(smem) +
-                      " bytes of shared memory, this GPU allows " + std::to_string(smem_optin) + " a block");
+                      " bytes of shared memory at head_dim " + std::to_string(p.head_dim) +
+                      ", this GPU allows " + std::to_string(smem_optin) + " a block" +
+                      (q_resident && stages == 2 ? ": use stages=1 (or q_resident=0)" : ""));
   return std::make_unique<FfpaL1Kernel>(p, stages, q_resident, acc_f16);
 }
 
@@ -127,7 +129,7 @@ KernelSpec make_ffpa_spec(bool acc_f16) {
        {0, 1, 2},
        0,
        "chunk loads in flight while one chunk is computed: 1 or 2 (0 = traits default: 2; with Q resident 1 "
-       "for acc_f16 at D <= 512, where 2 costs the second CTA an SM)"},
+       "for acc_f16: at D <= 512 2 costs the second CTA an SM, above 768 Q and 2 stages exceed 227 KiB)"},
       {"q_resident",
        {0, 1},
        0,

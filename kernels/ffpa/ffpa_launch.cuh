@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <string>
 #include <type_traits>
 
@@ -17,12 +18,15 @@ namespace attn::ffpa {
 template <typename T, typename Tr>
 void launch_ffpa(const FfpaParams& p, cudaStream_t stream) {
   const auto kernel = ffpa_fwd_kernel<T, Tr>;
-  // The opt-in covers the capacity; a launch asks for what its head dim needs (Q resident grows with D).
-  static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes);
-  ATTN_CUDA_CHECK(attr_status);
+  // A launch asks for what its head dim needs (Q resident grows with D), which the opt-in must
+  // cover; the capacity's footprint can exceed what the GPU allows (prepare() refuses those D).
   const int smem = smem_bytes({Tr::kBr, Tr::kBc, 0, Tr::kWarps, Tr::kChunk, Tr::kBr / Tr::kWM}, Tr::kStages,
                               Tr::kQResident, p.head_dim);
+  static std::atomic<int> opted_in{0};
+  if (smem > opted_in.load()) {
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    opted_in.store(smem);
+  }
   const dim3 grid(static_cast<unsigned>((p.seq_q + Tr::kBr - 1) / Tr::kBr), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, Tr::kThreads, smem, stream>>>(p);

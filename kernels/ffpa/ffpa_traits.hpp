@@ -52,10 +52,18 @@ constexpr int capacity_for(int d) { return d <= 512 ? 512 : 1024; }
 //   f16 > 512 (64x64x8w, D = 640 / 1024): 154.7 / 161.4 -> 153.5 / 163.6, q_resident 173.5 / 181.3 ->
 //   171.5 / 183.2: no gain at 255 registers, so 16 rows kept. f32 > 512 (Br = 32) has no r32 form
 //   with its P held in 64 registers.
-inline constexpr FfpaTiles kF32D512[] = {{64, 64, 512, 8, 128, 32}};
+// Bc = 128 (session 3, 14:40 UTC, same call, TFLOPS at D = 320 or 640 / 512 or 1024, stages 2; Q resident):
+//   f16 > 512, 64x64x8w -> 64x128x8w: 154.9 / 162.8 -> 202.0 / 209.4; Q resident 172.3 / 180.9 (stages 2) ->
+//   218.2 / 227.1 (stages 1; stages 2 needs 256 KiB at D = 1024). Half the tiles: half the fp16 folds of
+//   P V into O and the cross-warp softmax barriers a key, and 64 keys a warp in QK.
+//   f32 <= 512, 64x64x8w r32 -> 64x128x8w (16 rows, 255 registers): 153.8 / 175.2 -> 188.2 / 209.1;
+//   Q resident 174.6 / 201.1 -> 203.0 / 225.3. (64x128 with 32 rows spills.)
+//   f16 <= 512: 64x128x8w 181.8 / 201.3 (Q resident 194.9 / 216.2), with 32 rows 191.4 / 211.9 (203.7 /
+//   227.5): behind 64x64x4w r32, which keeps two CTAs an SM (191.7 / 214.9; 214.8 / 248.3).
+inline constexpr FfpaTiles kF32D512[] = {{64, 128, 512, 8, 128}};
 inline constexpr FfpaTiles kF32D1024[] = {{32, 128, 1024, 8, 128}};
 inline constexpr FfpaTiles kF16D512[] = {{64, 64, 512, 4, 128, 32}};
-inline constexpr FfpaTiles kF16D1024[] = {{64, 64, 1024, 8, 128}};
+inline constexpr FfpaTiles kF16D1024[] = {{64, 128, 1024, 8, 128}};
 inline constexpr int kMaxStages = 2;
 
 constexpr std::span<const FfpaTiles> compiled_tiles(bool acc_f16, int dmax) {
@@ -67,7 +75,7 @@ constexpr std::span<const FfpaTiles> compiled_tiles(bool acc_f16, int dmax) {
 struct FfpaChoice {
   FfpaTiles tiles;
   int stages;             // with Q streamed
-  int stages_q_resident;  // with Q resident: 1 where 2 would cost the tile its second CTA an SM
+  int stages_q_resident;  // with Q resident: 1 where 2 would cost the second CTA an SM or not fit
   const char* reason;
 };
 
@@ -76,18 +84,20 @@ constexpr FfpaChoice choose_tiles(int d, bool acc_f16) {
   const FfpaTiles t = compiled_tiles(acc_f16, capacity_for(d))[0];
   if (acc_f16)
     return {
-        t, 2, d <= 512 ? 1 : 2,
+        t, 2, 1,
         d <= 512
             ? "D <= 512, fp16 O: 64x64, 4 warps = 2 row groups of 32 x 2 column halves (each K/V fragment "
-              "feeds two m16 tiles), P through smem, 128-column chunks, 2 CTAs an SM"
-            : "D > 512, fp16 O: 64x64, 8 warps = 4 row groups x 2 column halves, P through smem, "
-              "128-column chunks"};
-  return {t, 2, 2,
-          d <= 512
-              ? "D <= 512, fp32 O: 64x64, 8 warps = 2 row groups of 32 x 4 column quarters (D/4 registers a "
-                "thread), 128-column chunks"
-              : "D > 512, fp32 O: Br=32 (fp32 O of 64 rows would fill the register file), Bc=128, 2 row "
-                "groups x 4 column quarters, 128-column chunks"};
+              "feeds two m16 tiles), P through smem, 128-column chunks, 2 CTAs an SM; Q resident: "
+              "stages 1 keeps the second CTA"
+            : "D > 512, fp16 O: 64x128, 8 warps = 4 row groups x 2 column halves, P through smem, "
+              "128-column chunks; Q resident: stages 1 (stages 2 exceeds 227 KiB above D = 768)"};
+  return {
+      t, 2, 2,
+      d <= 512
+          ? "D <= 512, fp32 O: 64x128, 8 warps = 4 row groups x 2 column halves (D/4 registers a thread), "
+            "128-column chunks"
+          : "D > 512, fp32 O: Br=32 (fp32 O of 64 rows would fill the register file), Bc=128, 2 row "
+            "groups x 4 column quarters, 128-column chunks"};
 }
 
 constexpr int smem_stride(int chunk) { return chunk + 8; }  // rows of an odd number of 16-byte chunks

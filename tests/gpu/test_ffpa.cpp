@@ -1,7 +1,7 @@
 // GPU tests for ffpa.l1 (kernels/ffpa/): D 256/288/320/480/1024 x S 1/100/4097, causal, GQA,
-// Sq != Sk both ways (Sk up to 20000), a window, stages 1 and 2; every compiled tile timed; output poisoned with NaN first.
-// acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the dtype bound);
-// acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Host checks of the specs.
+// Sq != Sk both ways (Sk up to 20000), a window, stages 1 and 2; every compiled tile timed; output poisoned
+// with NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of
+// the dtype bound); acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Host checks of the specs.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -70,9 +70,10 @@ std::vector<FfpaCase> all_cases() {
       add("s4097_causal_gqa", make_problem(1, 4, 2, 4097, 4097, d, t, true));
       add("s4097_causal_stages1", make_problem(1, 1, 1, 4097, 4097, d, t, true), 1);
       add("sq1000_sk3000_gqa_stages1", make_problem(1, 4, 1, 1000, 3000, d, t, true), 1);
-      add("s4097_causal_gqa_qres", make_problem(1, 4, 2, 4097, 4097, d, t, true), 2, 1);
+      // Q resident at the traits' stage count (0): acc_f16 above D = 768 cannot take stages 2.
+      add("s4097_causal_gqa_qres", make_problem(1, 4, 2, 4097, 4097, d, t, true), 0, 1);
       add("sq100_sk4097_qres_stages1", make_problem(2, 2, 1, 100, 4097, d, t, true), 1, 1);
-      add("s1000_win128_64_qres", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 2, 1);
+      add("s1000_win128_64_qres", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
       add("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}));
       // Past 16384 keys acc_f16 folds tiles into O in fp32 (kernels/ffpa/ffpa_kernel.cuh).
       add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
@@ -221,6 +222,28 @@ TEST_P(FfpaTileTest, EveryCompiledTileIsCorrectAndTimed) {
             << p.flops() / (ms * 1e-3) / 1e12 << " TFLOPS\n";
 }
 
+constexpr int kSmemOptinH100 = 227 * 1024;  // [bytes] a block, sm_90
+
+// Where Q resident with stages 2 needs more shared memory than the GPU allows a block, prepare()
+// refuses and says what to change; the default stage count runs.
+TEST(FfpaGpu, RefusesQResidentConfigurationsThatDoNotFit) {
+  ATTN_SKIP_WITHOUT_GPU();
+  const attn::KernelSpec spec = attn::make_ffpa_l1_acc_f16_spec();
+  const Problem p = make_problem(1, 2, 2, 256, 256, 1024, DType::fp16);
+  const attn::Knobs too_big{{"stages", 2}, {"q_resident", 1}};
+  ASSERT_EQ(spec.why_not(p, too_big), "");  // the device limit is checked where the device is known
+  try {
+    spec.prepare(p, too_big);
+    ADD_FAILURE() << "stages 2 with Q resident at D = 1024 should not fit 227 KiB";
+  } catch (const attn::Unsupported& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("head_dim 1024"), std::string::npos) << what;
+    EXPECT_NE(what.find("use stages=1"), std::string::npos) << what;
+  }
+  EXPECT_NE(spec.prepare(p, {{"q_resident", 1}}), nullptr);
+  EXPECT_NE(spec.prepare(make_problem(1, 2, 2, 256, 256, 768, DType::fp16), too_big), nullptr);
+}
+
 std::vector<TileCase> tile_cases() {
   std::vector<TileCase> out;
   for (bool acc_f16 : {false, true})
@@ -228,7 +251,9 @@ std::vector<TileCase> tile_cases() {
       const auto tiles = attn::ffpa::compiled_tiles(acc_f16, dmax)[0];
       for (int d : {dmax == 512 ? 320 : 640, dmax})
         for (int q_resident : {0, 1})
-          for (int stages : {2, 1}) out.push_back({acc_f16, tiles, stages, q_resident, d});
+          for (int stages : {2, 1})
+            if (attn::ffpa::smem_bytes(tiles, stages, q_resident == 1, d) <= kSmemOptinH100)
+              out.push_back({acc_f16, tiles, stages, q_resident, d});
     }
   return out;
 }
@@ -279,7 +304,14 @@ TEST(FfpaSpec, TilesFitAndSmemIsConstantInD) {
         EXPECT_GT(std::string(c.reason).size(), 10u);
         const int streamed = attn::ffpa::smem_bytes(c.tiles, stages, false, d);
         const int resident = attn::ffpa::smem_bytes(c.tiles, stages, true, d);
-        EXPECT_LE(resident, 227 * 1024) << attn::ffpa::to_string(c.tiles) << " D=" << d;
+        EXPECT_LE(streamed, 227 * 1024) << attn::ffpa::to_string(c.tiles) << " D=" << d;
+        // Q resident fits at the default stage count; acc_f16 > 512 at stages 2 does not past D = 768.
+        if (stages == c.stages_q_resident) {
+          EXPECT_LE(resident, 227 * 1024) << attn::ffpa::to_string(c.tiles) << " D=" << d;
+        }
+        if (acc_f16 && stages == 2 && d > 512) {
+          EXPECT_EQ(resident > 227 * 1024, d > 768) << d;
+        }
         // Q resident holds Br x D: more than the streamed Q chunk buffers it replaces.
         EXPECT_GT(resident,
                   streamed - (stages + 1) * c.tiles.br * attn::ffpa::smem_stride(c.tiles.chunk) * 2);
