@@ -68,7 +68,9 @@ if [ "$MODE" = device ]; then
   [ -x "$BIN" ] || log "no attnscope at $BIN: the attnscope steps will fail"
   # attnscope needs the system cuDNN 9.14; PyTorch its bundled cuDNN: LD_LIBRARY_PATH only for attnscope
 # (and unset for python3, should the machine set it).
-  A=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu "$BIN" run --quiet "${P[@]}")
+  # EXAMPLES_RUN_FLAGS: more attnscope run flags (e.g. --metrics none, when the CUPTI pass does not fit the call).
+  read -r -a XF <<< "${EXAMPLES_RUN_FLAGS:-}"
+  A=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu "$BIN" run --quiet "${P[@]}" "${XF[@]}")
   RC=0
   # EXAMPLES_ONLY=ffpa-large-d or fa2-tokens16k: one preset per call, with the whole budget (when
   # one call cannot hold both; the local mode takes the two archives, see below).

@@ -24,8 +24,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The protocol fields that differ between two runs, "name a vs b, ...", leaving out `metrics`: the
+// CUPTI pass runs after the timing, so it does not change what is compared across runs.
+std::string timing_protocol_differences(const Protocol& a, const Protocol& b) {
+  const nlohmann::json ja = protocol_to_json(a), jb = protocol_to_json(b);
+  std::string out;
+  for (const auto& [key, value] : ja.items()) {
+    if (key == "metrics" || (jb.contains(key) && jb.at(key) == value)) continue;
+    out += fmt::format("{}{} {} vs {}", out.empty() ? "" : ", ", key, value.dump(),
+                       jb.contains(key) ? jb.at(key).dump() : "missing");
+  }
+  return out;
+}
+
 struct Input {
   fs::path dir;
+  fs::path results;  // the results.jsonl read
   LoadedRun run;
   std::optional<PlanFile> plan;
 };
@@ -40,6 +54,7 @@ Input load_input(const std::string& arg) {
   const fs::path p = arg;
   const fs::path results = fs::is_directory(p) ? p / "results.jsonl" : p;
   in.dir = results.parent_path();
+  in.results = results;
   if (!fs::exists(results)) throw MergeError(arg + ": no results.jsonl there (expected a run directory)");
   try {
     in.run = read_results(results);
@@ -78,11 +93,17 @@ int merge_runs(const MergeOptions& options) {
         throw MergeError(
             fmt::format("{}: backend {} differs from {}'s {}; only shards of one run can be merged",
                         in.dir.string(), r.backend, inputs.front().dir.string(), first.backend));
-      if (protocol_to_json(r.protocol) != protocol_to_json(first.protocol))
+      if (const std::string diff = timing_protocol_differences(first.protocol, r.protocol); !diff.empty())
         throw MergeError(
-            fmt::format("{}: its measurement protocol differs from {}'s; only shards of one run can be "
-                        "merged",
-                        in.dir.string(), inputs.front().dir.string()));
+            fmt::format("{}: its measurement protocol differs from {}'s ({}); only runs measured "
+                        "alike can be merged",
+                        in.results.string(), inputs.front().results.string(), diff));
+      if (r.protocol.metrics != first.protocol.metrics)
+        std::fprintf(stderr,
+                     "attnscope merge: note: %s ran the metrics pass as '%s', %s as '%s'; timings are taken "
+                     "before that pass, so they merge; each case keeps its own metrics status\n",
+                     inputs.front().results.string().c_str(), first.protocol.metrics.c_str(),
+                     in.results.string().c_str(), r.protocol.metrics.c_str());
     }
     // Shards of one plan: same n and plan size, each k once.
     std::set<int> ks;

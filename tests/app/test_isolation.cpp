@@ -341,6 +341,27 @@ TEST(IsolationCli, ShardsMergeIntoThePlanOfTheWholeRun) {
   EXPECT_EQ(line_count(merged / "results.jsonl"), 7u);
 }
 
+// Runs measured alike merge even when one skipped the metrics pass (it runs after the timing); a
+// timing protocol that differs is refused, naming the field.
+TEST(IsolationCli, MergeAcceptsADifferentMetricsPassAndNamesOtherProtocolDifferences) {
+  const std::string sweep =
+      "run --backend cpu --batch 1 --heads 1 --seq 16 --head-dim 8 --dtype fp32 --max-time-s 0.01 --quiet ";
+  const fs::path a = fresh_dir("merge_metrics_a"), b = fresh_dir("merge_metrics_b"),
+                 c = fresh_dir("merge_noise_c");
+  ASSERT_EQ(run_cli(sweep + "--kernels cpu.reference --out " + a.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(sweep + "--kernels cpu.flash --metrics none --out " + b.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(sweep + "--kernels cpu.flash --noise 5 --out " + c.string()).exit_code, 0);
+  const fs::path merged = fresh_dir("merge_metrics_ab");
+  const CliOutcome ok = run_cli("merge --out " + merged.string() + " " + a.string() + " " + b.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("as 'none'; timings are taken before that pass"), std::string::npos) << ok.output;
+  EXPECT_EQ(read_results(merged / "results.jsonl").cases.size(), 2u);
+  const CliOutcome bad =
+      run_cli("merge --out " + fresh_dir("merge_noise_ac").string() + " " + a.string() + " " + c.string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("noise_pct 1.0 vs 5.0"), std::string::npos) << bad.output;
+}
+
 TEST(IsolationCli, TwoWorkersAndAWorkerCommandShareTheCases) {
   const std::string sweep =
       "run --backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 1 "
