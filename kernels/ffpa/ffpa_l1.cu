@@ -23,10 +23,11 @@ namespace {
 
 using ffpa::FfpaParams;
 
-int stages_of(const Knobs& k, int d, bool acc_f16) {
+// smem_limit: the device's opt-in bytes a block (prepare); the H100's where no device is at hand
+// (why_not, which only range-checks the knob).
+int stages_of(const Knobs& k, int d, bool acc_f16, int smem_limit = 227 * 1024) {
   if (knob_value(k, "stages") != 0) return knob_value(k, "stages");
-  const ffpa::FfpaChoice c = ffpa::choose_tiles(d, acc_f16);
-  return knob_value(k, "q_resident") == 1 ? c.stages_q_resident : c.stages;
+  return ffpa::default_stages(d, acc_f16, knob_value(k, "q_resident") == 1, smem_limit);
 }
 
 std::string ffpa_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
@@ -102,7 +103,7 @@ std::unique_ptr<PreparedKernel> ffpa_prepare(const Problem& p, const Knobs& knob
   if (major < 8)
     throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
                       ": ffpa.l1 needs sm_80 or newer (mma.sync m16n8k16, cp.async)");
-  const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16);
+  const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16, smem_optin);
   const bool q_resident = knob_value(knobs, "q_resident") == 1;
   const ffpa::FfpaTiles t = ffpa::choose_tiles(static_cast<int>(p.head_dim), acc_f16).tiles;
   const int smem = ffpa::smem_bytes(t, stages, q_resident, static_cast<int>(p.head_dim));
@@ -129,7 +130,8 @@ KernelSpec make_ffpa_spec(bool acc_f16) {
        {0, 1, 2},
        0,
        "chunk loads in flight while one chunk is computed: 1 or 2 (0 = traits default: 2; with Q resident 1 "
-       "for acc_f16: at D <= 512 2 costs the second CTA an SM, above 768 Q and 2 stages exceed 227 KiB)"},
+       "for acc_f16: at D <= 512 2 costs the second CTA an SM, above 768 Q and 2 stages exceed 227 KiB; "
+       "1 wherever 2 does not fit the GPU's shared memory a block)"},
       {"q_resident",
        {0, 1},
        0,

@@ -114,6 +114,14 @@ constexpr int smem_bytes(const FfpaTiles& t, int stages, bool q_resident, int d)
   return bytes;
 }
 
+// The traits' stage count for head dim d, lowered to 1 where 2 would not fit smem_limit bytes a
+// block (sm_80 allows 163 KiB, sm_90 227 KiB): a default runs wherever one stage fits.
+constexpr int default_stages(int d, bool acc_f16, bool q_resident, int smem_limit) {
+  const FfpaChoice c = choose_tiles(d, acc_f16);
+  const int stages = q_resident ? c.stages_q_resident : c.stages;
+  return stages > 1 && smem_bytes(c.tiles, stages, q_resident, d) > smem_limit ? 1 : stages;
+}
+
 inline std::string to_string(const FfpaTiles& t) {
   return std::to_string(t.br) + "x" + std::to_string(t.bc) + "x" + std::to_string(t.warps) + "w c" +
          std::to_string(t.chunk) + (t.warp_rows == 16 ? "" : " r" + std::to_string(t.warp_rows)) + " dmax " +

@@ -322,6 +322,21 @@ TEST(FfpaSpec, TilesFitAndSmemIsConstantInD) {
         }
       }
     }
+  // Defaults drop to one stage where two do not fit the GPU (A100: 163 KiB a block), never on the H100.
+  constexpr int kA100 = 163 * 1024;
+  for (bool acc_f16 : {false, true})
+    for (bool q_resident : {false, true})
+      for (int d = 32; d <= 1024; d += 32) {
+        const auto c = attn::ffpa::choose_tiles(d, acc_f16);
+        const int h100 = attn::ffpa::default_stages(d, acc_f16, q_resident, 227 * 1024);
+        EXPECT_EQ(h100, q_resident ? c.stages_q_resident : c.stages) << d;
+        const int a100 = attn::ffpa::default_stages(d, acc_f16, q_resident, kA100);
+        EXPECT_LE(attn::ffpa::smem_bytes(c.tiles, a100, q_resident, d) > kA100, a100 == 1) << d;
+      }
+  // The 128-key tiles' two stages (171 KiB) exceed the A100; acc_f16 up to 512 (112 KiB) keeps two.
+  EXPECT_EQ(attn::ffpa::default_stages(512, false, false, kA100), 1);
+  EXPECT_EQ(attn::ffpa::default_stages(1024, true, false, kA100), 1);
+  EXPECT_EQ(attn::ffpa::default_stages(512, true, false, kA100), 2);
   // The stated acc_f16 bound grows with D and Sk and stays under 1.5% at the largest preset case.
   const auto small = attn::ffpa::acc_f16_error_bound(make_problem(1, 1, 1, 128, 128, 256, DType::fp16));
   const auto large = attn::ffpa::acc_f16_error_bound(make_problem(1, 48, 48, 8192, 8192, 1024, DType::fp16));
