@@ -3,7 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <atomic>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -22,10 +22,14 @@ void launch_ffpa(const FfpaParams& p, cudaStream_t stream) {
   // cover; the capacity's footprint can exceed what the GPU allows (prepare() refuses those D).
   const int smem = smem_bytes({Tr::kBr, Tr::kBc, 0, Tr::kWarps, Tr::kChunk, Tr::kBr / Tr::kWM}, Tr::kStages,
                               Tr::kQResident, p.head_dim);
-  static std::atomic<int> opted_in{0};
-  if (smem > opted_in.load()) {
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    opted_in.store(smem);
+  {
+    static std::mutex opt_in_mutex;  // threads launching one kernel must not lower each other's opt-in
+    static int opted_in = 0;
+    const std::lock_guard<std::mutex> lock(opt_in_mutex);
+    if (smem > opted_in) {
+      ATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      opted_in = smem;
+    }
   }
   const dim3 grid(static_cast<unsigned>((p.seq_q + Tr::kBr - 1) / Tr::kBr), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));

@@ -33,10 +33,11 @@ constexpr int capacity_for(int d) { return d <= 512 ? 512 : 1024; }
 // Tiles compiled per (accumulation, capacity), each with stages 1 and 2 and Q streamed or
 // resident. Measured alternatives (B=1 H=48 S=8192 fp16, stages 2, Q streamed, TFLOPS at (D=320
 // or 640, D=512 or 1024), H100, 2026-11-22 11:41 and 11:45 UTC, FfpaTileTest; docs/PERF.md):
-//   f32 <= 512:  64x64x8w c128 146 / 166 (chosen); c64 146 / 143; 32x64x4w c128 132 / 134.
+//   f32 <= 512:  64x64x8w c128 146 / 166 (chosen until v8); c64 146 / 143; 32x64x4w c128 132 / 134.
 //   f32 > 512:   32x128x8w c128 141 / 144 (chosen); c64 134 / 138; 32x64x8w c128 118 / 121.
-//   f16 <= 512:  64x64x4w c128 183 / 202 (chosen, 2 CTAs an SM); 128x64x8w c128 180 / 197; c64 174 / 181.
-//   f16 > 512:   64x64x8w c128 156 / 163 (chosen); c64 137 / 145; 32x64x4w c128 132 / 133.
+//   f16 <= 512:  64x64x4w c128 183 / 202 (chosen, 2 CTAs an SM; 32-row warps since v7); 128x64x8w c128 180 /
+//   197; c64 174 / 181. f16 > 512:   64x64x8w c128 156 / 163 (chosen until v8); c64 137 / 145; 32x64x4w c128
+//   132 / 133.
 // Stages: 1 (one chunk in flight) costs 10-25% (the 2-CTA tile: nothing, the other CTA hides the
 // load); 3 gained at most 1% (and halved the 2-CTA tile's occupancy: 113 / 127), so it is not built.
 // Q resident (q_resident=1, 12:01 UTC, stages 2 / 1): f32 168 / 134, 189 / 163, 152 / 127, 158 / 126;
