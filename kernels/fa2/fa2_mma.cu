@@ -16,6 +16,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_launch.hpp"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
@@ -127,16 +128,11 @@ class Fa2MmaKernel final : public PreparedKernel {
 
 std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs) {
   if (const std::string why = fa2_why_not(p, knobs); !why.empty()) throw Unsupported(why);
-  int device = 0, major = 0, minor = 0, smem_optin = 0;
-  ATTN_CUDA_CHECK(cudaGetDevice(&device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (major < 8)
-    throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
-                      ": fa2.mma needs sm_80 or newer (mma.sync m16n8k16, cp.async)");
+  const MmaSyncDevice dev = mma_sync_device("fa2.mma");
+  const int smem_optin = dev.smem_optin;
   const int d = static_cast<int>(p.head_dim);
-  const fa2::TileChoice choice = fa2::default_tiles(d, p.dtype, p.causal, major * 10 + minor, smem_optin);
+  const fa2::TileChoice choice =
+      fa2::default_tiles(d, p.dtype, p.causal, dev.major * 10 + dev.minor, smem_optin);
   const TileConfig t = requested_tiles(knobs, choice.tiles);
   if (fa2::smem_bytes(d, t) > smem_optin)
     throw Unsupported("tiles " + fa2::to_string(t) + " need " + std::to_string(fa2::smem_bytes(d, t)) +

@@ -12,6 +12,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/mma_sync_device.hpp"
 #include "kernels/ffpa/ffpa_accuracy.hpp"
 #include "kernels/ffpa/ffpa_launch.hpp"
 #include "kernels/ffpa/ffpa_params.hpp"
@@ -95,14 +96,7 @@ class FfpaL1Kernel final : public PreparedKernel {
 
 std::unique_ptr<PreparedKernel> ffpa_prepare(const Problem& p, const Knobs& knobs, bool acc_f16) {
   if (const std::string why = ffpa_why_not(p, knobs, acc_f16); !why.empty()) throw Unsupported(why);
-  int device = 0, major = 0, minor = 0, smem_optin = 0;
-  ATTN_CUDA_CHECK(cudaGetDevice(&device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (major < 8)
-    throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
-                      ": ffpa.l1 needs sm_80 or newer (mma.sync m16n8k16, cp.async)");
+  const int smem_optin = mma_sync_device("ffpa.l1").smem_optin;
   const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16, smem_optin);
   const bool q_resident = knob_value(knobs, "q_resident") == 1;
   const ffpa::FfpaTiles t = ffpa::choose_tiles(static_cast<int>(p.head_dim), acc_f16).tiles;

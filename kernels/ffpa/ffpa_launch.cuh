@@ -3,7 +3,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -18,19 +17,20 @@ namespace attn::ffpa {
 template <typename T, typename Tr>
 void launch_ffpa(const FfpaParams& p, cudaStream_t stream) {
   const auto kernel = ffpa_fwd_kernel<T, Tr>;
-  // A launch asks for what its head dim needs (Q resident grows with D), which the opt-in must
-  // cover; the capacity's footprint can exceed what the GPU allows (prepare() refuses those D).
+  // Over 48 KiB of dynamic shared memory needs an opt-in, once per kernel: to the capacity's
+  // footprint or, where that exceeds what the GPU allows a block, to that limit (prepare() refuses
+  // the head dims that would need more). A launch asks for what its head dim needs.
+  static const cudaError_t attr_status = [kernel] {
+    int device = 0, optin = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                Tr::kSmemBytes < optin ? Tr::kSmemBytes : optin);
+  }();
+  ATTN_CUDA_CHECK(attr_status);
   const int smem = smem_bytes({Tr::kBr, Tr::kBc, 0, Tr::kWarps, Tr::kChunk, Tr::kBr / Tr::kWM}, Tr::kStages,
                               Tr::kQResident, p.head_dim);
-  {
-    static std::mutex opt_in_mutex;  // threads launching one kernel must not lower each other's opt-in
-    static int opted_in = 0;
-    const std::lock_guard<std::mutex> lock(opt_in_mutex);
-    if (smem > opted_in) {
-      ATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      opted_in = smem;
-    }
-  }
   const dim3 grid(static_cast<unsigned>((p.seq_q + Tr::kBr - 1) / Tr::kBr), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, Tr::kThreads, smem, stream>>>(p);

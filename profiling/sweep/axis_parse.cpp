@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include "profiling/sweep/quoted.hpp"
+
 namespace attn {
 
 const char* const kIntAxisAllowed =
@@ -36,16 +38,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     parts.push_back(trim(s.substr(start, pos - start)));
     start = pos + 1;
   }
-}
-
-// Appends rather than `"'" + s + "'"`: GCC 12 at -O3 flags the latter with a false -Wrestrict.
-std::string quoted(std::string_view s) {
-  std::string r;
-  r.reserve(s.size() + 2);
-  r += '\'';
-  r += s;
-  r += '\'';
-  return r;
 }
 
 bool to_int(std::string_view s, std::int64_t& v) {

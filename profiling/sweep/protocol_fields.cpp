@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "profiling/metrics.hpp"
+#include "profiling/sweep/quoted.hpp"
 
 namespace attn {
 
@@ -56,16 +57,6 @@ bool to_int(std::string_view s, std::int64_t& v) {
   if (s.front() == '+') s.remove_prefix(1);
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-// Appends rather than `"'" + s + "'"`: GCC 12 at -O3 flags the latter with a false -Wrestrict.
-std::string quoted(std::string_view s) {
-  std::string r;
-  r.reserve(s.size() + 2);
-  r += '\'';
-  r += s;
-  r += '\'';
-  return r;
 }
 
 }  // namespace

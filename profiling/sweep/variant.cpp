@@ -7,19 +7,11 @@
 #include <limits>
 
 #include "kernels/registry.hpp"
+#include "profiling/sweep/quoted.hpp"
 
 namespace attn {
 
 namespace {
-
-std::string quoted(std::string_view s) {
-  std::string r;
-  r.reserve(s.size() + 2);
-  r += '\'';
-  r += s;
-  r += '\'';
-  return r;
-}
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
