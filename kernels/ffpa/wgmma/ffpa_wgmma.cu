@@ -1,0 +1,125 @@
+// ffpa.wgmma: registry entries of the Hopper split-D large-head-dim kernels (sm_90a, wgmma):
+// ffpa.wgmma.acc_f32 (fp32 accumulation, fp16 and bf16) and ffpa.wgmma.acc_f16 (fp16 accumulation,
+// fp16 only), each with the knob q_stream (0 = Q resident where it fits, 1 = Q streamed with K).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/fa2/fa2_params.hpp"
+#include "kernels/ffpa/ffpa_accuracy.hpp"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_launch.hpp"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
+
+namespace attn {
+
+namespace {
+
+namespace fw = ffpa_wgmma;
+
+std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
+  const char* id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
+  if (acc_f16 && p.dtype != DType::fp16)
+    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id +
+           " accumulates in fp16, which wgmma offers for fp16 inputs only; use ffpa.wgmma.acc_f32";
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id + " takes fp16 and bf16";
+  if (p.head_dim != p.head_dim_v)
+    return "head_dim_v = " + std::to_string(p.head_dim_v) + ": " + id + " needs head_dim_v == head_dim (" +
+           std::to_string(p.head_dim) + ")";
+  if (!fw::is_supported_head_dim(static_cast<int>(p.head_dim)))
+    return "head_dim = " + std::to_string(p.head_dim) + ": " + id + " takes multiples of 32 from " +
+           std::to_string(fw::kMinHeadDim) + " to " + std::to_string(fw::kMaxHeadDim);
+  if (std::string why = fa2::launch_shape_why_not(p, id); !why.empty()) return why;
+  if (const int q = knob_value(knobs, "q_stream"); q != 0 && q != 1)
+    return "knob q_stream = " + std::to_string(q) + ": " + id +
+           " takes 0 (Q resident where it fits) or 1 (Q streamed with K)";
+  return {};
+}
+
+class FfpaWgmmaKernel final : public PreparedKernel {
+ public:
+  FfpaWgmmaKernel(const Problem& p, bool q_resident, bool acc_f16)
+      : m_problem(p), m_q_resident(q_resident), m_acc_f16(acc_f16) {}
+
+  bool writes_lse() const override { return true; }
+
+  void run(const AttentionArgs& a) override {
+    const Problem& pr = m_problem;
+    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
+      throw KernelError("ffpa.wgmma: scale = " + std::to_string(a.scale) + ": must be finite and > 0");
+    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
+      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+        throw KernelError("ffpa.wgmma: Q, K, V and O must be non-null and 16-byte aligned (cp.async)");
+    fw::WgmmaParams prm;
+    fa2::fill_params(prm, pr, a);
+    prm.head_dim = static_cast<int>(pr.head_dim);
+    prm.n_passes = fw::passes_of(prm.head_dim, m_acc_f16);
+    prm.pass_chunks = fw::pass_chunks(prm.head_dim, m_acc_f16);
+    if (m_acc_f16)
+      fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, a.stream);
+    else if (pr.dtype == DType::fp16)
+      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, a.stream);
+    else
+      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, a.stream);
+  }
+
+ private:
+  Problem m_problem;
+  bool m_q_resident;
+  bool m_acc_f16;
+};
+
+std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& knobs, bool acc_f16) {
+  if (const std::string why = wgmma_why_not(p, knobs, acc_f16); !why.empty()) throw Unsupported(why);
+  int device = 0, major = 0, minor = 0, optin = 0;
+  ATTN_CUDA_CHECK(cudaGetDevice(&device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (major != 9 || minor != 0)
+    throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+                      ": ffpa.wgmma is built for sm_90a (wgmma) only; use ffpa.l1");
+  const int d = static_cast<int>(p.head_dim);
+  const bool q_resident = knob_value(knobs, "q_stream") == 0 && fw::q_resident_by_default(d, optin);
+  if (fw::smem_bytes(d, q_resident) > optin)
+    throw Unsupported("ffpa.wgmma needs " + std::to_string(fw::smem_bytes(d, q_resident)) +
+                      " bytes of shared memory a block; this GPU allows " + std::to_string(optin));
+  return std::make_unique<FfpaWgmmaKernel>(p, q_resident, acc_f16);
+}
+
+KernelSpec make_wgmma_spec(bool acc_f16) {
+  KernelSpec s;
+  s.id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
+  s.description =
+      std::string("FFPA-style split-D attention on Hopper warpgroup MMAs (sm_90a): Q, K, V streamed in 64-column "
+                  "chunks, 128x128 tiles, ") +
+      (acc_f16 ? "fp16 accumulation (S and P.V), fp16 O kept normalised, fp32 softmax state; O in passes of "
+                 "512 columns; D 32..1024; fp16"
+               : "fp32 accumulation; O in passes of 256 columns (each pass recomputes S); D 32..1024; "
+                 "fp16/bf16");
+  s.backend = Backend::cuda;
+  s.knobs = {
+      {"q_stream",
+       {0, 1},
+       0,
+       "0 = Q loaded once into shared memory where it fits beside the chunk ring (D <= 576), else streamed; "
+       "1 = Q streamed with every K chunk (shared memory constant in D)"},
+  };
+  s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_why_not(p, k, acc_f16); };
+  s.prepare = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_prepare(p, k, acc_f16); };
+  if (acc_f16) s.stated_bound = ffpa::acc_f16_error_bound;
+  return s;
+}
+
+}  // namespace
+
+KernelSpec make_ffpa_wgmma_acc_f32_spec() { return make_wgmma_spec(false); }
+KernelSpec make_ffpa_wgmma_acc_f16_spec() { return make_wgmma_spec(true); }
+
+}  // namespace attn

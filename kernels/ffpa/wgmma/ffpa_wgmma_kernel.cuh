@@ -1,0 +1,367 @@
+// ffpa.wgmma kernel body (sm_90a): split-D attention for large head dims on warpgroup MMAs.
+//
+// A CTA holds 128 query rows, 64 a warpgroup, and the O columns of one pass (ffpa_wgmma_traits.hpp).
+// Per key tile of 128 keys it streams D in 64-column chunks through a ring of shared-memory slots
+// ("items": the tile's K chunks, each with its Q chunk unless Q is resident, then the pass's V
+// chunks), all 256 threads loading with cp.async into the 128-byte swizzle wgmma reads:
+//   S (64 x 128 a warpgroup) accumulates over the K items: wgmma m64n128k16, A = Q, B = K, both
+//   from shared memory;
+//   the online softmax runs on S in registers (exp2, scale folded in) and packs P to 16-bit pairs
+//   that are already wgmma's A-fragment layout;
+//   O[:, chunk] += P V for each V item: wgmma m64n64k16, A = P from registers, B = V transposed.
+// acc_f32 keeps S and O in fp32 (O unnormalised, divided by the row sum at the end). acc_f16 runs
+// both in fp16 and keeps O normalised (O = U / l): before each tile's P V, O is scaled by
+// l_old alpha / l_new and P by 1 / l_new, so O never holds the unnormalised sum, which overflows
+// fp16 once l |v| > 65504. The softmax state (max, sum) is fp32 in both.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/mma_ptx.cuh"
+#include "kernels/common/wgmma_ptx.cuh"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
+
+namespace attn::ffpa_wgmma {
+
+using ::attn::ptx::cp_async_16;
+using ::attn::ptx::cp_async_commit;
+using ::attn::ptx::cp_async_wait_all;
+using ::attn::ptx::exp2_approx;
+using ::attn::ptx::kNegInf;
+using ::attn::ptx::pack2;
+using ::attn::ptx::smem_addr;
+
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// Copies rows [row0, row0 + 128) x columns [col0, col0 + 64) of a BSHD head (row stride ld) into a
+// swizzled tile: 8 threads a row, 16 bytes each, 4 passes of 32 rows. Rows at or past row_limit and
+// columns at or past d are zero-filled, so padding adds 0 to S and to O.
+template <typename T>
+__device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, int row0, int row_limit, int col0,
+                                           int d, std::int64_t ld, int tid) {
+  const int unit = tid % 8;
+  const int r0 = tid / 8;
+  const int col = col0 + unit * 8;
+  const bool col_ok = col < d;
+  const std::uint32_t dst = tile + static_cast<std::uint32_t>(r0 * 128 + ((unit ^ (r0 % 8)) << 4));
+#pragma unroll
+  for (int pass = 0; pass < 4; ++pass) {
+    const int r = r0 + 32 * pass;  // same r % 8 as r0: one swizzle offset for all passes
+    const bool ok = col_ok && row0 + r < row_limit;
+    const T* src = ok ? head + static_cast<std::int64_t>(row0 + r) * ld + col : head;
+    cp_async_16(dst + static_cast<std::uint32_t>(pass * 32 * 128), src, ok ? 16 : 0);
+  }
+}
+
+template <typename T, bool AccF16>
+struct WgmmaOps;
+template <>
+struct WgmmaOps<__half, false> {
+  using Acc = float;
+  static constexpr int kSRegs = 64, kORegs = 32;
+  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n128k16_f32_f16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_f16(o, p, b);
+  }
+};
+template <>
+struct WgmmaOps<__nv_bfloat16, false> {
+  using Acc = float;
+  static constexpr int kSRegs = 64, kORegs = 32;
+  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
+  }
+};
+template <>
+struct WgmmaOps<__half, true> {
+  using Acc = std::uint32_t;  // packed half2
+  static constexpr int kSRegs = 32, kORegs = 16;
+  __device__ static void qk(std::uint32_t (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n128k16_f16_f16(s, a, b, acc);
+  }
+  __device__ static void pv(std::uint32_t (&o)[16], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f16_f16(o, p, b);
+  }
+};
+
+// Accumulator element e (0..3) of 8-column block j, in the fp32 layout: e / 2 = row half (g, g + 8),
+// e % 2 = column 2 t + e % 2. fp16 accumulators pack the two columns of a row half in one register.
+template <int N>
+__device__ __forceinline__ float acc_get(const float (&r)[N], int j, int e) {
+  return r[4 * j + e];
+}
+template <int N>
+__device__ __forceinline__ float acc_get(const std::uint32_t (&r)[N], int j, int e) {
+  const __half2 h = *reinterpret_cast<const __half2*>(&r[2 * j + e / 2]);
+  return e % 2 == 0 ? __low2float(h) : __high2float(h);
+}
+// Multiplies the row-half `half` of every block by f.
+template <int N>
+__device__ __forceinline__ void acc_scale_rows(float (&r)[N], const float (&f)[2]) {
+#pragma unroll
+  for (int j = 0; j < N / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) r[4 * j + e] *= f[e / 2];
+}
+template <int N>
+__device__ __forceinline__ void acc_scale_rows(std::uint32_t (&r)[N], const float (&f)[2]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {  // register 2 j + half
+    __half2& h = *reinterpret_cast<__half2*>(&r[i]);
+    h = __hmul2(h, __float2half2_rn(f[i % 2]));
+  }
+}
+
+template <typename T, bool AccF16, bool QResident>
+__global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaParams p) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Ops = WgmmaOps<T, AccF16>;
+  using Acc = typename Ops::Acc;
+  constexpr int kOChunks = max_pass_cols(AccF16) / kChunk;
+  constexpr int kRing = QResident ? kRingResident : kRingStreamed;
+  constexpr int kSlotBytes = QResident ? kTileBytes : 2 * kTileBytes;  // [Q chunk,] K chunk; V uses the first
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const std::uint32_t smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wg = tid / 128;
+  const int warp = (tid % 128) / 32, lane = tid % 32;
+  const int g = lane / 4, t4 = lane % 4;
+
+  const int m_blocks = static_cast<int>(gridDim.x) / p.n_passes;
+  const int m_block = m_blocks - 1 - static_cast<int>(blockIdx.x) / p.n_passes;  // heavy causal blocks first
+  const int pass = static_cast<int>(blockIdx.x) % p.n_passes;
+  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int row0 = m_block * kBr;
+  const int D = p.head_dim;
+  const int n_dc = chunks_of(D);
+  const int oc0 = pass * p.pass_chunks;
+  const int n_oc = min(p.pass_chunks, n_dc - oc0);
+
+  const T* q_head = static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+  const std::int64_t kv_off = (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + h / p.group) * D;
+  const T* k_head = static_cast<const T*>(p.k) + kv_off;
+  const T* v_head = static_cast<const T*>(p.v) + kv_off;
+
+  // Visible keys of the block [key_lo, key_hi) and keys visible to all its rows [full_lo, full_hi).
+  const int diag_off = p.seq_kv - p.seq_q;
+  const int row_last = min(p.seq_q, row0 + kBr) - 1;
+  int key_lo = 0, key_hi = p.seq_kv, full_lo = 0, full_hi = p.seq_kv;
+  if (p.left >= 0) {
+    key_lo = max(0, row0 + diag_off - p.left);
+    full_lo = max(0, row_last + diag_off - p.left);
+  }
+  if (p.right >= 0) {
+    key_hi = min(p.seq_kv, row_last + diag_off + p.right + 1);
+    full_hi = min(p.seq_kv, row0 + diag_off + p.right + 1);
+  }
+  const int n_lo = key_lo / kBc;
+  const int n_hi = key_hi > key_lo ? (key_hi + kBc - 1) / kBc : n_lo;
+  const int n_tiles = n_hi - n_lo;
+  const int per_tile = n_dc + n_oc;
+  const int total_items = n_tiles * per_tile;
+
+  const std::uint32_t q_res = smem0;  // resident Q: chunk c at c * kTileBytes
+  const std::uint32_t ring = smem0 + static_cast<std::uint32_t>(QResident ? n_dc * kTileBytes : 0);
+  if constexpr (QResident) {
+    for (int c = 0; c < n_dc; ++c)
+      load_chunk(q_res + static_cast<std::uint32_t>(c * kTileBytes), q_head, row0, p.seq_q, c * kChunk, D,
+                 p.q_row_stride, tid);
+    cp_async_commit();  // the oldest group: complete once the first item's wait returns
+  }
+
+  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_dc-1 = K chunks, then V chunks.
+  const auto issue = [&](int item) {
+    if (item < total_items) {
+      const std::uint32_t dst = ring + static_cast<std::uint32_t>((item % kRing) * kSlotBytes);
+      const int t = item / per_tile, i = item % per_tile;
+      const int key_row = (n_hi - 1 - t) * kBc;
+      if (i < n_dc) {
+        if constexpr (!QResident) load_chunk(dst, q_head, row0, p.seq_q, i * kChunk, D, p.q_row_stride, tid);
+        load_chunk(dst + (QResident ? 0u : static_cast<std::uint32_t>(kTileBytes)), k_head, key_row, p.seq_kv,
+                   i * kChunk, D, p.kv_row_stride, tid);
+      } else {
+        load_chunk(dst, v_head, key_row, p.seq_kv, (oc0 + i - n_dc) * kChunk, D, p.kv_row_stride, tid);
+      }
+    }
+    cp_async_commit();  // empty groups past the end keep the wait count uniform
+  };
+#pragma unroll 1
+  for (int s = 0; s < kRing - 1; ++s) issue(s);
+  int item = 0;
+  // Waits for the next item; the barrier also tells every thread that all warpgroups finished the
+  // previous item's wgmmas (each waits for its own before reaching it), so that slot takes the item
+  // kRing - 1 ahead. Returns the item's slot.
+  const auto acquire = [&]() -> std::uint32_t {
+    cp_async_wait<kRing - 2>();
+    wgmma::fence_proxy_async_smem();
+    __syncthreads();
+    issue(item + kRing - 1);
+    const std::uint32_t slot = ring + static_cast<std::uint32_t>((item % kRing) * kSlotBytes);
+    ++item;
+    return slot;
+  };
+
+  Acc o[kOChunks][Ops::kORegs];
+#pragma unroll
+  for (int c = 0; c < kOChunks; ++c)
+#pragma unroll
+    for (int i = 0; i < Ops::kORegs; ++i) o[c][i] = Acc{0};
+  // Per thread two rows: g and g + 8 of its warp's 16. row_max is in log2 units (scale folded in).
+  // acc_f32 keeps the thread's partial row sum; acc_f16 the full row sum l (O is normalised by it).
+  float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.0f, 0.0f};
+  const int wg_row = 64 * wg + 16 * warp + g;  // local row of half 0
+  const std::uint32_t q_wg_off = static_cast<std::uint32_t>(wg * 64 * 128);
+
+#pragma unroll 1
+  for (int tile = 0; tile < n_tiles; ++tile) {
+    const int key0 = (n_hi - 1 - tile) * kBc;
+
+    // ---- S = Q K^T over the K items. The first wgmma ignores S's old values (scale-d = 0); the
+    // zeros only end their live range at the softmax instead of carrying them across the tile.
+    Acc s[Ops::kSRegs];
+#pragma unroll
+    for (int i = 0; i < Ops::kSRegs; ++i) s[i] = Acc{0};
+#pragma unroll 1
+    for (int c = 0; c < n_dc; ++c) {
+      const std::uint32_t slot = acquire();
+      const std::uint32_t qa =
+          (QResident ? q_res + static_cast<std::uint32_t>(c * kTileBytes) : slot) + q_wg_off;
+      const std::uint32_t kb = QResident ? slot : slot + static_cast<std::uint32_t>(kTileBytes);
+      wgmma::fence();
+#pragma unroll
+      for (int kk = 0; kk < kChunk / 16; ++kk)
+        Ops::qk(s, wgmma::desc_sw128(qa + kk * 32), wgmma::desc_sw128(kb + kk * 32), c > 0 || kk > 0);
+      wgmma::commit();
+      wgmma::wait<0>();
+      wgmma::fence_operands(s);
+    }
+
+    // ---- online softmax on S; P packed as 16-bit pairs in wgmma's A-fragment order.
+    float x[2][32];  // [row half][2 j + column]: block j's two columns of this thread
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[e / 2][2 * j + e % 2] = acc_get(s, j, e) * p.scale_log2;
+    if (key0 < full_lo || key0 + kBc > full_hi) {  // full_hi <= Sk: the key tail too
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int diag = row0 + wg_row + 8 * hr + diag_off;
+        const int first = p.left >= 0 ? max(0, diag - p.left) : 0;
+        const int end = p.right >= 0 ? min(p.seq_kv, diag + p.right + 1) : p.seq_kv;
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int key = key0 + 8 * j + 2 * t4 + c;
+            if (key < first || key >= end) x[hr][2 * j + c] = kNegInf;
+          }
+      }
+    }
+    float o_scale[2], p_scale[2];
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float mx = row_max[hr];
+#pragma unroll
+      for (int i = 0; i < 32; ++i) mx = fmaxf(mx, x[hr][i]);
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float ref = mx == kNegInf ? 0.0f : mx;  // no visible key yet: every exp2 is 0
+      const float alpha = exp2_approx(row_max[hr] - ref);
+      row_max[hr] = mx;
+      float tile_sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        x[hr][i] = exp2_approx(x[hr][i] - ref);
+        tile_sum += x[hr][i];
+      }
+      if constexpr (AccF16) {
+        tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, 1);
+        tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, 2);
+        const float l_new = row_sum[hr] * alpha + tile_sum;
+        o_scale[hr] = l_new > 0.0f ? row_sum[hr] * alpha / l_new : 0.0f;
+        p_scale[hr] = l_new > 0.0f ? 1.0f / l_new : 0.0f;
+        row_sum[hr] = l_new;
+      } else {
+        row_sum[hr] = row_sum[hr] * alpha + tile_sum;
+        o_scale[hr] = alpha;
+        p_scale[hr] = 1.0f;
+      }
+    }
+    std::uint32_t pa[8][4];  // k16 slice kk: (g, keys 16kk + 2t), (g + 8, same), (g, +8), (g + 8, +8)
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int hr = r % 2, j = 2 * kk + r / 2;
+        pa[kk][r] = pack2<T>(x[hr][2 * j] * p_scale[hr], x[hr][2 * j + 1] * p_scale[hr]);
+      }
+#pragma unroll
+    for (int c = 0; c < kOChunks; ++c) acc_scale_rows(o[c], o_scale);
+
+    // ---- O[:, chunk] += P V over the pass's V items.
+#pragma unroll
+    for (int c = 0; c < kOChunks; ++c) {
+      if (c < n_oc) {
+        const std::uint32_t slot = acquire();
+        wgmma::fence();
+#pragma unroll
+        for (int kk = 0; kk < kBc / 16; ++kk) Ops::pv(o[c], pa[kk], wgmma::desc_sw128(slot + kk * 2048));
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::fence_operands(o[c]);
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk) wgmma::fence_operands(pa[kk]);  // read until the wait
+      }
+    }
+  }
+
+  // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0).
+  cp_async_wait_all();
+  T* o_head = static_cast<T*>(p.o) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    float l = row_sum[hr];
+    if constexpr (!AccF16) {
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+    }
+    const int row = row0 + wg_row + 8 * hr;
+    if (row >= p.seq_q) continue;
+    // acc_f16's O is already normalised; a row with no visible key has O = 0 either way.
+    const float inv = AccF16 ? 1.0f : (l > 0.0f ? 1.0f / l : 0.0f);
+    T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
+#pragma unroll
+    for (int c = 0; c < kOChunks; ++c)
+      if (c < n_oc)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int col = (oc0 + c) * kChunk + 8 * j + 2 * t4;
+          if (col < D)
+            *reinterpret_cast<std::uint32_t*>(o_row + col) =
+                pack2<T>(acc_get(o[c], j, 2 * hr) * inv, acc_get(o[c], j, 2 * hr + 1) * inv);
+        }
+    if (p.lse != nullptr && pass == 0 && t4 == 0)
+      p.lse[(static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q + row] =
+          l > 0.0f ? (row_max[hr] + log2f(l)) * 0.6931471805599453f : kNegInf;
+  }
+#else
+  // Built for a target without wgmma: fail loudly rather than leave O unwritten.
+  __trap();
+#endif
+}
+
+}  // namespace attn::ffpa_wgmma

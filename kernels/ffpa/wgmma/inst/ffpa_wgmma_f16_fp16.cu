@@ -1,0 +1,6 @@
+// ffpa.wgmma instantiation: fp16 inputs, fp16 accumulation, Q resident and streamed.
+#include "kernels/ffpa/wgmma/ffpa_wgmma_launch.cuh"
+
+namespace attn::ffpa_wgmma {
+template void run_wgmma<DType::fp16, true>(const WgmmaParams&, bool, void*);
+}  // namespace attn::ffpa_wgmma

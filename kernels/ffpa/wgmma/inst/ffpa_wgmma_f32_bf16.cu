@@ -1,0 +1,6 @@
+// ffpa.wgmma instantiation: bf16 inputs, fp32 accumulation, Q resident and streamed.
+#include "kernels/ffpa/wgmma/ffpa_wgmma_launch.cuh"
+
+namespace attn::ffpa_wgmma {
+template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, void*);
+}  // namespace attn::ffpa_wgmma

@@ -1,0 +1,215 @@
+// GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
+// several, Q resident and streamed, a 32-column tail chunk) x S 1/100/4097, causal, GQA, Sq != Sk
+// both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with NaN first.
+// acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the dtype
+// bound), acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Then the ffpa-large-d shape
+// timed next to ffpa.l1. Host checks of the specs and the pass arithmetic run everywhere.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/ffpa/ffpa_accuracy.hpp"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
+#include "kernels/registry.hpp"
+#include "tests/support/gpu_probe.hpp"
+#include "tests/support/kernel_harness.hpp"
+
+namespace attn {
+KernelSpec make_cublas_unfused_spec();
+}  // namespace attn
+
+namespace {
+
+using attn::DType;
+using attn::Problem;
+namespace fw = attn::ffpa_wgmma;
+
+using namespace attn::test;  // NOLINT(google-build-using-namespace): the shared harness
+
+// The registered spec, or a skip reason: the kernels exist only in builds with the sm_90a target,
+// and run only on a compute capability 9.0 GPU.
+const attn::KernelSpec* wgmma_spec(bool acc_f16, std::string& why) {
+  const attn::KernelSpec* spec = attn::find_kernel(acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32");
+  if (spec == nullptr) {
+    why = "ffpa.wgmma not built: CMAKE_CUDA_ARCHITECTURES has no 90a target";
+    return nullptr;
+  }
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    why = "cannot query the GPU";
+    return nullptr;
+  }
+  if (major != 9 || minor != 0) {
+    why = "GPU is sm_" + std::to_string(major * 10 + minor) + "; ffpa.wgmma runs on sm_90a only";
+    return nullptr;
+  }
+  return spec;
+}
+
+#define ATTN_WGMMA_SPEC_OR_SKIP(var, acc_f16)                      \
+  std::string why_skip_;                                           \
+  const attn::KernelSpec* var = wgmma_spec((acc_f16), why_skip_);  \
+  if (var == nullptr) GTEST_SKIP() << why_skip_
+
+struct WgmmaCase {
+  std::string name;
+  bool acc_f16 = false;
+  Problem problem;
+  int q_stream = 0;
+};
+
+std::vector<WgmmaCase> all_cases() {
+  std::vector<WgmmaCase> out;
+  struct Variant {
+    const char* tag;
+    bool acc_f16;
+    DType dtype;
+  };
+  for (int d : {64, 256, 320, 480, 576, 640, 1024})
+    for (const Variant v : {Variant{"f32_fp16", false, DType::fp16}, Variant{"f32_bf16", false, DType::bf16},
+                            Variant{"f16_fp16", true, DType::fp16}}) {
+      std::ostringstream tag_text;
+      tag_text << 'd' << d << '_' << v.tag << '_';
+      const std::string tag = tag_text.str();
+      const DType t = v.dtype;
+      auto add = [&](const std::string& n, const Problem& p, int q_stream = 0) {
+        out.push_back({tag + n, v.acc_f16, p, q_stream});
+      };
+      add("s1", make_problem(1, 3, 3, 1, 1, d, t));
+      add("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
+      add("sq100_sk4097_causal", make_problem(1, 2, 2, 100, 4097, d, t, true));
+      add("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));  // 3997 rows see no key
+      add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
+      add("s4097_causal_gqa_qstream", make_problem(1, 4, 2, 4097, 4097, d, t, true), 1);
+      add("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}));
+      // A long key range: 157 tiles of rescales (acc_f32) or renormalisations of fp16 O (acc_f16).
+      add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
+    }
+  // The 32-column tail chunk (D % 64 == 32), one pass and two.
+  for (int d : {288, 800}) {
+    out.push_back({"d" + std::to_string(d) + "_f32_fp16_sq333_sk1001_causal_gqa", false,
+                   make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0});
+    out.push_back({"d" + std::to_string(d) + "_f16_fp16_sq333_sk1001_causal_gqa", true,
+                   make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0});
+  }
+  return out;
+}
+
+void PrintTo(const WgmmaCase& c, std::ostream* os) { *os << c.name; }
+
+class FfpaWgmmaTest : public ::testing::TestWithParam<WgmmaCase> {};
+
+TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
+  ATTN_SKIP_WITHOUT_GPU();
+  const WgmmaCase& c = GetParam();
+  ATTN_WGMMA_SPEC_OR_SKIP(spec, c.acc_f16);
+  const Problem& p = c.problem;
+  ASSERT_EQ(p.validate(), "");
+  const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 17u);
+  const Inputs in = make_inputs(p, seed);
+
+  RunOutput got;
+  run_kernel(*spec, p, {{"q_stream", c.q_stream}}, in, 0, got);
+  if (HasFatalFailure()) return;
+
+  std::size_t empty_rows = 0;
+  expect_written_and_empty_rows_zero(p, got, empty_rows);
+  if (HasFatalFailure()) return;
+
+  const Oracle ref = oracle_rows(p, in);
+  const Errors mine = compare(p, ref, got);
+
+  double tol = 0.0, lse_tol = 8.0 * dtype_bound(p.dtype);
+  std::string rule;
+  double math_err = std::numeric_limits<double>::quiet_NaN();
+  if (c.acc_f16) {
+    const attn::StatedBound b = attn::ffpa::acc_f16_error_bound(p);
+    tol = b.rel_l2;
+    lse_tol = std::max(lse_tol, b.lse_abs);
+    rule = "stated bound";
+  } else {
+    RunOutput math;
+    run_kernel(attn::make_cublas_unfused_spec(), p, {}, in, 0, math);
+    if (HasFatalFailure()) return;
+    math_err = compare(p, ref, math).rel_l2;
+    ASSERT_TRUE(std::isfinite(math_err)) << "cublas.unfused produced non-finite output";
+    tol = std::max(2.0 * math_err, 0.25 * dtype_bound(p.dtype));
+    rule = "2x cublas.unfused";
+  }
+  std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
+            << ", passes " << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 "
+            << mine.rel_l2 << ", cublas.unfused " << math_err << ", tol " << tol << " (" << rule
+            << "), LSE max abs " << mine.lse_max_abs << " (tol " << lse_tol << "), empty rows " << empty_rows
+            << ", rows checked " << ref.rows.size() << "\n";
+  EXPECT_LE(mine.rel_l2, tol) << p.full_label();
+  EXPECT_LE(mine.lse_max_abs, lse_tol) << p.full_label();
+}
+
+std::string case_name(const ::testing::TestParamInfo<WgmmaCase>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(FfpaWgmma, FfpaWgmmaTest, ::testing::ValuesIn(all_cases()), case_name);
+
+// Host-only: refusals name the field and what is allowed; the pass split covers D exactly.
+TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
+#if !ATTNSCOPE_HAS_FFPA_WGMMA
+  GTEST_SKIP() << "ffpa.wgmma not built: CMAKE_CUDA_ARCHITECTURES has no 90a target";
+#else
+  const attn::KernelSpec* f32 = attn::find_kernel("ffpa.wgmma.acc_f32");
+  const attn::KernelSpec* f16 = attn::find_kernel("ffpa.wgmma.acc_f16");
+  ASSERT_NE(f32, nullptr);
+  ASSERT_NE(f16, nullptr);
+  EXPECT_EQ(f32->why_not(make_problem(1, 8, 2, 100, 300, 1024, DType::bf16, true), {}), "");
+  EXPECT_EQ(f16->why_not(make_problem(1, 8, 2, 100, 300, 288, DType::fp16, true), {{"q_stream", 1}}), "");
+  EXPECT_NE(f16->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::bf16), {}).find("use ffpa.wgmma.acc_f32"),
+            std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 1056, DType::fp16), {}).find("head_dim = 1056"),
+            std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 272, DType::fp16), {}).find("multiples of 32"),
+            std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"q_stream", 2}}).find("q_stream = 2"),
+            std::string::npos);
+  Problem dv = make_problem(1, 1, 1, 16, 16, 512, DType::fp16);
+  dv.head_dim_v = 256;
+  EXPECT_NE(f32->why_not(dv, {}).find("head_dim_v = 256"), std::string::npos);
+#endif
+}
+
+TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
+  constexpr int kH100 = 227 * 1024;
+  EXPECT_LE(fw::kSmemResident, kH100);
+  EXPECT_LE(fw::kSmemStreamed, kH100);
+  EXPECT_EQ(fw::passes_of(512, true), 1);
+  EXPECT_EQ(fw::passes_of(576, true), 2);
+  EXPECT_EQ(fw::passes_of(256, false), 1);
+  EXPECT_EQ(fw::passes_of(320, false), 2);
+  EXPECT_EQ(fw::passes_of(1024, false), 4);
+  for (bool acc_f16 : {false, true})
+    for (int d = 32; d <= 1024; d += 32) {
+      const int passes = fw::passes_of(d, acc_f16), per = fw::pass_chunks(d, acc_f16);
+      // Every chunk of O belongs to exactly one pass, and no pass exceeds the register budget.
+      EXPECT_GE(passes * per, fw::chunks_of(d)) << d;
+      EXPECT_LT((passes - 1) * per, fw::chunks_of(d)) << d;
+      EXPECT_LE(per * fw::kChunk, fw::max_pass_cols(acc_f16)) << d;
+      // Q is resident exactly up to the largest D whose Q fits beside the ring.
+      EXPECT_EQ(fw::q_resident_by_default(d, kH100), d <= fw::kMaxResidentHeadDim) << d;
+      if (fw::q_resident_by_default(d, kH100)) {
+        EXPECT_LE(fw::smem_bytes(d, true), fw::kSmemResident) << d;
+      }
+      EXPECT_EQ(fw::smem_bytes(d, false), fw::kSmemStreamed) << d;  // constant in D
+    }
+}
+
+}  // namespace
