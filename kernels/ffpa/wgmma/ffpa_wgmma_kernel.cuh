@@ -199,17 +199,19 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
     }
     cp_async_commit();  // empty groups past the end keep the wait count uniform
   };
+  // A warpgroup leaves one item's wgmmas in flight while it waits for and issues the next (they run
+  // through the barrier and the copies), so a slot is free once the item two back is done: kRing - 2
+  // items are loading while one is computed.
 #pragma unroll 1
-  for (int s = 0; s < kRing - 1; ++s) issue(s);
+  for (int s = 0; s < kRing - 2; ++s) issue(s);
   int item = 0;
-  // Waits for the next item; the barrier also tells every thread that all warpgroups finished the
-  // previous item's wgmmas (each waits for its own before reaching it), so that slot takes the item
-  // kRing - 1 ahead. Returns the item's slot.
+  // Waits for the next item; past the barrier every warpgroup has waited for its wgmmas of the item
+  // two back, whose slot takes the item kRing - 2 ahead. Returns the item's slot.
   const auto acquire = [&]() -> std::uint32_t {
-    cp_async_wait<kRing - 2>();
+    cp_async_wait<kRing - 3>();
     wgmma::fence_proxy_async_smem();
     __syncthreads();
-    issue(item + kRing - 1);
+    issue(item + kRing - 2);
     const std::uint32_t slot = ring + static_cast<std::uint32_t>((item % kRing) * kSlotBytes);
     ++item;
     return slot;
@@ -246,9 +248,12 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
       for (int kk = 0; kk < kChunk / 16; ++kk)
         Ops::qk(s, wgmma::desc_sw128(qa + kk * 32), wgmma::desc_sw128(kb + kk * 32), c > 0 || kk > 0);
       wgmma::commit();
-      wgmma::wait<0>();
-      wgmma::fence_operands(s);
+      wgmma::wait<1>();
     }
+    // Unconditional, so that ptxas sees every path drain before S is read (a wait it cannot prove
+    // makes it serialise every wgmma of the kernel: info C7514).
+    wgmma::wait<0>();
+    wgmma::fence_operands(s);
 
     // ---- online softmax on S; P packed as 16-bit pairs in wgmma's A-fragment order.
     float x[2][32];  // [row half][2 j + column]: block j's two columns of this thread
@@ -317,16 +322,19 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
     for (int c = 0; c < kOChunks; ++c) {
       if (c < n_oc) {
         const std::uint32_t slot = acquire();
+        wgmma::fence_operands(o[c]);
         wgmma::fence();
 #pragma unroll
         for (int kk = 0; kk < kBc / 16; ++kk) Ops::pv(o[c], pa[kk], wgmma::desc_sw128(slot + kk * 2048));
         wgmma::commit();
-        wgmma::wait<0>();
-        wgmma::fence_operands(o[c]);
-#pragma unroll
-        for (int kk = 0; kk < 8; ++kk) wgmma::fence_operands(pa[kk]);  // read until the wait
+        wgmma::wait<1>();  // chunk c's accumulators stay in flight; the next item writes others
       }
     }
+    wgmma::wait<0>();  // the next tile rescales O and rewrites P
+#pragma unroll
+    for (int c = 0; c < kOChunks; ++c) wgmma::fence_operands(o[c]);
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) wgmma::fence_operands(pa[kk]);  // read by wgmma until the last wait
   }
 
   // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0).

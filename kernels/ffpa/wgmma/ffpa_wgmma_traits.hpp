@@ -19,7 +19,7 @@ inline constexpr int kThreads = 256;                // two warpgroups
 inline constexpr int kTileBytes = 128 * kChunk * 2;  // one chunk of 128 rows: 16 KiB
 inline constexpr int kAlignSlack = 1024;            // the swizzle needs 1024-byte aligned tiles
 inline constexpr int kRingResident = 5;             // slots of one K or V chunk, Q resident
-inline constexpr int kRingStreamed = 4;             // slots of a Q+K chunk pair (or one V chunk)
+inline constexpr int kRingStreamed = 6;             // slots of a Q+K chunk pair (or one V chunk)
 inline constexpr int kMinHeadDim = 32;
 inline constexpr int kMaxHeadDim = 1024;
 
@@ -40,7 +40,7 @@ constexpr int smem_bytes(int d, bool q_resident) {
 // The compiled kernels' opt-in sizes: the largest D a resident Q serves, and the streamed ring.
 inline constexpr int kMaxResidentHeadDim = 576;
 inline constexpr int kSmemResident = smem_bytes(kMaxResidentHeadDim, true);  // 225 KiB
-inline constexpr int kSmemStreamed = smem_bytes(kMaxHeadDim, false);         // 129 KiB
+inline constexpr int kSmemStreamed = smem_bytes(kMaxHeadDim, false);         // 193 KiB
 
 // Q stays in shared memory (loaded once, a third less L2 traffic) where it fits beside the ring.
 constexpr bool q_resident_by_default(int d, int smem_limit) {
