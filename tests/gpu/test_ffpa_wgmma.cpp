@@ -1,5 +1,5 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
-// several, Q resident and streamed, a 32-column tail chunk) x S 1/100/4097, causal, GQA, Sq != Sk
+// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk) x S 1/100/4097, causal, GQA, Sq != Sk
 // both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with NaN first.
 // acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the dtype
 // bound), acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Then the ffpa-large-d shape
@@ -69,6 +69,7 @@ struct WgmmaCase {
   bool acc_f16 = false;
   Problem problem;
   int q_stream = 0;
+  int warpgroups = 0;
 };
 
 std::vector<WgmmaCase> all_cases() {
@@ -85,8 +86,8 @@ std::vector<WgmmaCase> all_cases() {
       tag_text << 'd' << d << '_' << v.tag << '_';
       const std::string tag = tag_text.str();
       const DType t = v.dtype;
-      auto add = [&](const std::string& n, const Problem& p, int q_stream = 0) {
-        out.push_back({tag + n, v.acc_f16, p, q_stream});
+      auto add = [&](const std::string& n, const Problem& p, int q_stream = 0, int warpgroups = 0) {
+        out.push_back({tag + n, v.acc_f16, p, q_stream, warpgroups});
       };
       add("s1", make_problem(1, 3, 3, 1, 1, d, t));
       add("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
@@ -97,14 +98,21 @@ std::vector<WgmmaCase> all_cases() {
       add("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}));
       // A long key range: 157 tiles of rescales (acc_f32) or renormalisations of fp16 O (acc_f16).
       add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
+      // One warpgroup a CTA (64 rows, two CTAs an SM, Q streamed).
+      add("s100_causal_gqa_wg1", make_problem(2, 8, 2, 100, 100, d, t, true), 0, 1);
+      add("sq4097_sk100_causal_wg1", make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 1);
+      add("s4097_full_wg1", make_problem(1, 3, 3, 4097, 4097, d, t), 0, 1);
+      add("s1000_win128_64_wg1", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
     }
   // The 32-column tail chunk (D % 64 == 32), one pass and two.
-  for (int d : {288, 800}) {
-    out.push_back({"d" + std::to_string(d) + "_f32_fp16_sq333_sk1001_causal_gqa", false,
-                   make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0});
-    out.push_back({"d" + std::to_string(d) + "_f16_fp16_sq333_sk1001_causal_gqa", true,
-                   make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0});
-  }
+  for (int d : {288, 800})
+    for (int wgs : {1, 2}) {
+      const std::string tail = "_sq333_sk1001_causal_gqa_wg" + std::to_string(wgs);
+      out.push_back({"d" + std::to_string(d) + "_f32_fp16" + tail, false,
+                     make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs});
+      out.push_back({"d" + std::to_string(d) + "_f16_fp16" + tail, true,
+                     make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs});
+    }
   return out;
 }
 
@@ -122,7 +130,7 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   const Inputs in = make_inputs(p, seed);
 
   RunOutput got;
-  run_kernel(*spec, p, {{"q_stream", c.q_stream}}, in, 0, got);
+  run_kernel(*spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}}, in, 0, got);
   if (HasFatalFailure()) return;
 
   std::size_t empty_rows = 0;
@@ -150,7 +158,7 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
     rule = "2x cublas.unfused";
   }
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
-            << ", passes " << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 "
+            << ", warpgroups " << c.warpgroups << ", passes " << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 "
             << mine.rel_l2 << ", cublas.unfused " << math_err << ", tol " << tol << " (" << rule
             << "), LSE max abs " << mine.lse_max_abs << " (tol " << lse_tol << "), empty rows " << empty_rows
             << ", rows checked " << ref.rows.size() << "\n";
@@ -181,6 +189,9 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
             std::string::npos);
   EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"q_stream", 2}}).find("q_stream = 2"),
             std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"warpgroups", 3}})
+                .find("warpgroups = 3"),
+            std::string::npos);
   Problem dv = make_problem(1, 1, 1, 16, 16, 512, DType::fp16);
   dv.head_dim_v = 256;
   EXPECT_NE(f32->why_not(dv, {}).find("head_dim_v = 256"), std::string::npos);
@@ -189,8 +200,14 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
 
 TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   constexpr int kH100 = 227 * 1024;
-  EXPECT_LE(fw::kSmemResident, kH100);
-  EXPECT_LE(fw::kSmemStreamed, kH100);
+  for (int wgs : {1, 2}) {
+    EXPECT_LE(fw::max_smem_bytes(false, wgs), kH100);
+    if (wgs == 2) {
+      EXPECT_LE(fw::max_smem_bytes(true, wgs), kH100);
+    }
+  }
+  // Two one-warpgroup CTAs share an SM (228 KiB, 1 KiB of it reserved a CTA).
+  EXPECT_LE(2 * (fw::max_smem_bytes(false, 1) + 1024), 228 * 1024);
   EXPECT_EQ(fw::passes_of(512, true), 1);
   EXPECT_EQ(fw::passes_of(576, true), 2);
   EXPECT_EQ(fw::passes_of(256, false), 1);
@@ -203,12 +220,15 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
       EXPECT_GE(passes * per, fw::chunks_of(d)) << d;
       EXPECT_LT((passes - 1) * per, fw::chunks_of(d)) << d;
       EXPECT_LE(per * fw::kChunk, fw::max_pass_cols(acc_f16)) << d;
-      // Q is resident exactly up to the largest D whose Q fits beside the ring.
-      EXPECT_EQ(fw::q_resident_by_default(d, kH100), d <= fw::kMaxResidentHeadDim) << d;
-      if (fw::q_resident_by_default(d, kH100)) {
-        EXPECT_LE(fw::smem_bytes(d, true), fw::kSmemResident) << d;
+      // Q is resident exactly up to the largest D whose Q fits beside the ring, and only with 2 warpgroups.
+      EXPECT_EQ(fw::q_resident_by_default(d, 2, kH100), d <= fw::kMaxResidentHeadDim) << d;
+      EXPECT_FALSE(fw::q_resident_by_default(d, 1, kH100)) << d;
+      if (fw::q_resident_by_default(d, 2, kH100)) {
+        EXPECT_LE(fw::smem_bytes(d, true, 2), fw::max_smem_bytes(true, 2)) << d;
       }
-      EXPECT_EQ(fw::smem_bytes(d, false), fw::kSmemStreamed) << d;  // constant in D
+      for (int wgs : {1, 2}) {
+        EXPECT_EQ(fw::smem_bytes(d, false, wgs), fw::max_smem_bytes(false, wgs)) << d;  // constant in D
+      }
     }
 }
 

@@ -1,6 +1,7 @@
 // ffpa.wgmma: registry entries of the Hopper split-D large-head-dim kernels (sm_90a, wgmma):
 // ffpa.wgmma.acc_f32 (fp32 accumulation, fp16 and bf16) and ffpa.wgmma.acc_f16 (fp16 accumulation,
-// fp16 only), each with the knob q_stream (0 = Q resident where it fits, 1 = Q streamed with K).
+// fp16 only), each with the knobs q_stream (0 = Q resident where it fits, 1 = Q streamed with K)
+// and warpgroups (a CTA's 64-row warpgroups: 1 or 2; 0 = the traits' choice).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -39,13 +40,15 @@ std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
   if (const int q = knob_value(knobs, "q_stream"); q != 0 && q != 1)
     return "knob q_stream = " + std::to_string(q) + ": " + id +
            " takes 0 (Q resident where it fits) or 1 (Q streamed with K)";
+  if (const int w = knob_value(knobs, "warpgroups"); w < 0 || w > 2)
+    return "knob warpgroups = " + std::to_string(w) + ": " + id + " is compiled for 1 and 2 (0 = default)";
   return {};
 }
 
 class FfpaWgmmaKernel final : public PreparedKernel {
  public:
-  FfpaWgmmaKernel(const Problem& p, bool q_resident, bool acc_f16)
-      : m_problem(p), m_q_resident(q_resident), m_acc_f16(acc_f16) {}
+  FfpaWgmmaKernel(const Problem& p, bool q_resident, int wgs, bool acc_f16)
+      : m_problem(p), m_q_resident(q_resident), m_wgs(wgs), m_acc_f16(acc_f16) {}
 
   bool writes_lse() const override { return true; }
 
@@ -62,16 +65,17 @@ class FfpaWgmmaKernel final : public PreparedKernel {
     prm.n_passes = fw::passes_of(prm.head_dim, m_acc_f16);
     prm.pass_chunks = fw::pass_chunks(prm.head_dim, m_acc_f16);
     if (m_acc_f16)
-      fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, a.stream);
+      fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, m_wgs, a.stream);
     else if (pr.dtype == DType::fp16)
-      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, a.stream);
+      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, m_wgs, a.stream);
     else
-      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, a.stream);
+      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, m_wgs, a.stream);
   }
 
  private:
   Problem m_problem;
   bool m_q_resident;
+  int m_wgs;
   bool m_acc_f16;
 };
 
@@ -86,11 +90,12 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
     throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
                       ": ffpa.wgmma is built for sm_90a (wgmma) only; use ffpa.l1");
   const int d = static_cast<int>(p.head_dim);
-  const bool q_resident = knob_value(knobs, "q_stream") == 0 && fw::q_resident_by_default(d, optin);
-  if (fw::smem_bytes(d, q_resident) > optin)
-    throw Unsupported("ffpa.wgmma needs " + std::to_string(fw::smem_bytes(d, q_resident)) +
+  const int wgs = knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::default_warpgroups;
+  const bool q_resident = knob_value(knobs, "q_stream") == 0 && fw::q_resident_by_default(d, wgs, optin);
+  if (fw::smem_bytes(d, q_resident, wgs) > optin)
+    throw Unsupported("ffpa.wgmma needs " + std::to_string(fw::smem_bytes(d, q_resident, wgs)) +
                       " bytes of shared memory a block; this GPU allows " + std::to_string(optin));
-  return std::make_unique<FfpaWgmmaKernel>(p, q_resident, acc_f16);
+  return std::make_unique<FfpaWgmmaKernel>(p, q_resident, wgs, acc_f16);
 }
 
 KernelSpec make_wgmma_spec(bool acc_f16) {
@@ -110,6 +115,11 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
        0,
        "0 = Q loaded once into shared memory where it fits beside the chunk ring (D <= 576), else streamed; "
        "1 = Q streamed with every K chunk (shared memory constant in D)"},
+      {"warpgroups",
+       {0, 1, 2},
+       0,
+       "64-row warpgroups a CTA: 2 = one CTA an SM, K/V shared by 128 rows, Q resident where it fits; 1 = two "
+       "CTAs an SM, Q streamed, one CTA's softmax overlapping the other's wgmmas (0 = traits default)"},
   };
   s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_why_not(p, k, acc_f16); };
   s.prepare = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_prepare(p, k, acc_f16); };

@@ -40,23 +40,27 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
-// Copies rows [row0, row0 + 128) x columns [col0, col0 + 64) of a BSHD head (row stride ld) into a
-// swizzled tile: 8 threads a row, 16 bytes each, 4 passes of 32 rows. Rows at or past row_limit and
-// columns at or past d are zero-filled, so padding adds 0 to S and to O.
-template <typename T>
+// Copies rows [row0, row0 + Rows) x columns [col0, col0 + 64) of a BSHD head (row stride ld) into a
+// swizzled tile: 8 threads a row, 16 bytes each, Threads / 8 rows a pass. Rows at or past row_limit
+// and columns at or past d are zero-filled, so padding adds 0 to S and to O.
+template <int Rows, int Threads, typename T>
 __device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, int row0, int row_limit, int col0,
                                            int d, std::int64_t ld, int tid) {
+  constexpr int kRowsPerPass = Threads / 8;
+  static_assert(kRowsPerPass % 8 == 0 && Rows % kRowsPerPass == 0, "whole swizzle groups a pass");
   const int unit = tid % 8;
   const int r0 = tid / 8;
   const int col = col0 + unit * 8;
   const bool col_ok = col < d;
   const std::uint32_t dst = tile + static_cast<std::uint32_t>(r0 * 128 + ((unit ^ (r0 % 8)) << 4));
+  const T* src = head + static_cast<std::int64_t>(row0 + r0) * ld + col;
+  const int rows_left = row_limit - row0 - r0;
 #pragma unroll
-  for (int pass = 0; pass < 4; ++pass) {
-    const int r = r0 + 32 * pass;  // same r % 8 as r0: one swizzle offset for all passes
-    const bool ok = col_ok && row0 + r < row_limit;
-    const T* src = ok ? head + static_cast<std::int64_t>(row0 + r) * ld + col : head;
-    cp_async_16(dst + static_cast<std::uint32_t>(pass * 32 * 128), src, ok ? 16 : 0);
+  for (int pass = 0; pass < Rows / kRowsPerPass; ++pass) {
+    // Every pass keeps r0 % 8 (whole groups of 8 rows): one swizzle offset for all of them.
+    const bool ok = col_ok && pass * kRowsPerPass < rows_left;
+    cp_async_16(dst + static_cast<std::uint32_t>(pass * kRowsPerPass * 128), ok ? src : head, ok ? 16 : 0);
+    src += kRowsPerPass * ld;
   }
 }
 
@@ -124,14 +128,17 @@ __device__ __forceinline__ void acc_scale_rows(std::uint32_t (&r)[N], const floa
   }
 }
 
-template <typename T, bool AccF16, bool QResident>
-__global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaParams p) {
+template <typename T, bool AccF16, bool QResident, int WGs>
+__global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(const WgmmaParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = WgmmaOps<T, AccF16>;
   using Acc = typename Ops::Acc;
+  constexpr int kBr = rows_of(WGs), kThreads = threads_of(WGs);
+  constexpr int kQTileBytes = q_tile_bytes(WGs);
   constexpr int kOChunks = max_pass_cols(AccF16) / kChunk;
-  constexpr int kRing = QResident ? kRingResident : kRingStreamed;
-  constexpr int kSlotBytes = QResident ? kTileBytes : 2 * kTileBytes;  // [Q chunk,] K chunk; V uses the first
+  constexpr int kRing = ring_slots(WGs, QResident);
+  constexpr int kSlotBytes = slot_bytes(WGs, QResident);  // [Q chunk,] K chunk; a V chunk at the start
+  static_assert(!QResident || WGs == 2, "Q resident is compiled for the two-warpgroup CTA");
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -174,27 +181,35 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
   const int per_tile = n_dc + n_oc;
   const int total_items = n_tiles * per_tile;
 
-  const std::uint32_t q_res = smem0;  // resident Q: chunk c at c * kTileBytes
-  const std::uint32_t ring = smem0 + static_cast<std::uint32_t>(QResident ? n_dc * kTileBytes : 0);
+  const std::uint32_t q_res = smem0;  // resident Q: chunk c at c * kQTileBytes
+  const std::uint32_t ring = smem0 + static_cast<std::uint32_t>(QResident ? n_dc * kQTileBytes : 0);
   if constexpr (QResident) {
     for (int c = 0; c < n_dc; ++c)
-      load_chunk(q_res + static_cast<std::uint32_t>(c * kTileBytes), q_head, row0, p.seq_q, c * kChunk, D,
-                 p.q_row_stride, tid);
+      load_chunk<kBr, kThreads>(q_res + static_cast<std::uint32_t>(c * kQTileBytes), q_head, row0, p.seq_q,
+                                c * kChunk, D, p.q_row_stride, tid);
     cp_async_commit();  // the oldest group: complete once the first item's wait returns
   }
 
-  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_dc-1 = K chunks, then V chunks.
-  const auto issue = [&](int item) {
-    if (item < total_items) {
-      const std::uint32_t dst = ring + static_cast<std::uint32_t>((item % kRing) * kSlotBytes);
-      const int t = item / per_tile, i = item % per_tile;
-      const int key_row = (n_hi - 1 - t) * kBc;
-      if (i < n_dc) {
-        if constexpr (!QResident) load_chunk(dst, q_head, row0, p.seq_q, i * kChunk, D, p.q_row_stride, tid);
-        load_chunk(dst + (QResident ? 0u : static_cast<std::uint32_t>(kTileBytes)), k_head, key_row, p.seq_kv,
-                   i * kChunk, D, p.kv_row_stride, tid);
+  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_dc-1 = K chunks, then V chunks;
+  // the issuer walks it with counters (no divisions in the loop).
+  int issued = 0, issue_slot = 0, issue_i = 0, issue_key_row = (n_hi - 1) * kBc;
+  const auto issue_next = [&]() {
+    if (issued < total_items) {
+      const std::uint32_t dst = ring + static_cast<std::uint32_t>(issue_slot * kSlotBytes);
+      if (issue_i < n_dc) {
+        if constexpr (!QResident)
+          load_chunk<kBr, kThreads>(dst, q_head, row0, p.seq_q, issue_i * kChunk, D, p.q_row_stride, tid);
+        load_chunk<kBc, kThreads>(dst + (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)), k_head,
+                                  issue_key_row, p.seq_kv, issue_i * kChunk, D, p.kv_row_stride, tid);
       } else {
-        load_chunk(dst, v_head, key_row, p.seq_kv, (oc0 + i - n_dc) * kChunk, D, p.kv_row_stride, tid);
+        load_chunk<kBc, kThreads>(dst, v_head, issue_key_row, p.seq_kv, (oc0 + issue_i - n_dc) * kChunk, D,
+                                  p.kv_row_stride, tid);
+      }
+      ++issued;
+      issue_slot = issue_slot + 1 == kRing ? 0 : issue_slot + 1;
+      if (++issue_i == per_tile) {
+        issue_i = 0;
+        issue_key_row -= kBc;
       }
     }
     cp_async_commit();  // empty groups past the end keep the wait count uniform
@@ -203,17 +218,17 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
   // through the barrier and the copies), so a slot is free once the item two back is done: kRing - 2
   // items are loading while one is computed.
 #pragma unroll 1
-  for (int s = 0; s < kRing - 2; ++s) issue(s);
-  int item = 0;
+  for (int s = 0; s < kRing - 2; ++s) issue_next();
+  int slot_index = 0;
   // Waits for the next item; past the barrier every warpgroup has waited for its wgmmas of the item
   // two back, whose slot takes the item kRing - 2 ahead. Returns the item's slot.
   const auto acquire = [&]() -> std::uint32_t {
     cp_async_wait<kRing - 3>();
     wgmma::fence_proxy_async_smem();
     __syncthreads();
-    issue(item + kRing - 2);
-    const std::uint32_t slot = ring + static_cast<std::uint32_t>((item % kRing) * kSlotBytes);
-    ++item;
+    issue_next();
+    const std::uint32_t slot = ring + static_cast<std::uint32_t>(slot_index * kSlotBytes);
+    slot_index = slot_index + 1 == kRing ? 0 : slot_index + 1;
     return slot;
   };
 
@@ -241,12 +256,13 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
     for (int c = 0; c < n_dc; ++c) {
       const std::uint32_t slot = acquire();
       const std::uint32_t qa =
-          (QResident ? q_res + static_cast<std::uint32_t>(c * kTileBytes) : slot) + q_wg_off;
-      const std::uint32_t kb = QResident ? slot : slot + static_cast<std::uint32_t>(kTileBytes);
+          (QResident ? q_res + static_cast<std::uint32_t>(c * kQTileBytes) : slot) + q_wg_off;
+      const std::uint32_t kb = QResident ? slot : slot + static_cast<std::uint32_t>(kQTileBytes);
+      // A descriptor's address field counts 16 bytes: a k16 slice 32 bytes on is + 2.
+      const std::uint64_t qd = wgmma::desc_sw128(qa), kd = wgmma::desc_sw128(kb);
       wgmma::fence();
 #pragma unroll
-      for (int kk = 0; kk < kChunk / 16; ++kk)
-        Ops::qk(s, wgmma::desc_sw128(qa + kk * 32), wgmma::desc_sw128(kb + kk * 32), c > 0 || kk > 0);
+      for (int kk = 0; kk < kChunk / 16; ++kk) Ops::qk(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
       wgmma::commit();
       wgmma::wait<1>();
     }
@@ -324,8 +340,9 @@ __global__ void __launch_bounds__(kThreads, 1) ffpa_wgmma_kernel(const WgmmaPara
         const std::uint32_t slot = acquire();
         wgmma::fence_operands(o[c]);
         wgmma::fence();
+        const std::uint64_t vd = wgmma::desc_sw128(slot);  // a 16-key slice is 2048 bytes on: + 128
 #pragma unroll
-        for (int kk = 0; kk < kBc / 16; ++kk) Ops::pv(o[c], pa[kk], wgmma::desc_sw128(slot + kk * 2048));
+        for (int kk = 0; kk < kBc / 16; ++kk) Ops::pv(o[c], pa[kk], vd + 128 * kk);
         wgmma::commit();
         wgmma::wait<1>();  // chunk c's accumulators stay in flight; the next item writes others
       }
