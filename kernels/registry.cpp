@@ -16,10 +16,8 @@ KernelSpec make_cudnn_sdpa_spec();
 KernelSpec make_fa2_mma_spec();
 KernelSpec make_ffpa_l1_acc_f32_spec();
 KernelSpec make_ffpa_l1_acc_f16_spec();
-#if ATTNSCOPE_HAS_FFPA_WGMMA
 KernelSpec make_ffpa_wgmma_acc_f32_spec();
 KernelSpec make_ffpa_wgmma_acc_f16_spec();
-#endif
 std::vector<KernelSpec> make_cuda_debug_specs();
 #endif
 std::vector<KernelSpec> make_cpu_debug_specs();
@@ -45,10 +43,8 @@ const std::vector<KernelSpec>& kernel_registry() {
     r.push_back(make_fa2_mma_spec());
     r.push_back(make_ffpa_l1_acc_f32_spec());
     r.push_back(make_ffpa_l1_acc_f16_spec());
-#if ATTNSCOPE_HAS_FFPA_WGMMA
     r.push_back(make_ffpa_wgmma_acc_f32_spec());
     r.push_back(make_ffpa_wgmma_acc_f16_spec());
-#endif
 #endif
     return r;
   }();

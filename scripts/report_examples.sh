@@ -171,11 +171,12 @@ if have ffpa-large-d; then
   tail -n 1 "$T/merge-ffpa.txt"
   # A kernel id in --kernels keeps all its variants (those the preset lists).
   "$B" plot "$T/ffpa" --x head_dim --y tflops \
-    --kernels ffpa.l1.acc_f16,ffpa.l1.acc_f32,fa2.mma,cudnn.sdpa,cublas.unfused,torch.efficient,torch.math -o "$F/"
+    --kernels ffpa.wgmma.acc_f16,ffpa.wgmma.acc_f32,ffpa.l1.acc_f16,ffpa.l1.acc_f32,fa2.mma,cudnn.sdpa,cublas.unfused,torch.efficient,torch.math \
+    -o "$F/"
   GPU=$(python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); g = (r.get("gpu") or {}).get("name"); print(g if g and r["backend"] != "cpu" else "CPU")' "$F/results.jsonl")
   GPU=${GPU// /_}
   GPU=${GPU//\//_}
-  for k in ffpa.l1.acc_f16 ffpa.l1.acc_f32; do
+  for k in ffpa.wgmma.acc_f16 ffpa.wgmma.acc_f32 ffpa.l1.acc_f16 ffpa.l1.acc_f32; do
     "$B" plot "$T/ffpa" --x head_dim --y speedup --baseline torch.efficient --kind bars --kernels $k \
       -o "$F/${GPU}_${k}_Speedup.png"
   done

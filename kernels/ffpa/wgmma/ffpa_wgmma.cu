@@ -1,6 +1,7 @@
 // ffpa.wgmma: registry entries of the Hopper split-D large-head-dim kernels (sm_90a, wgmma):
 // ffpa.wgmma.acc_f32 (fp32 accumulation, fp16 and bf16) and ffpa.wgmma.acc_f16 (fp16 accumulation,
-// fp16 only), each with the knobs q_stream (0 = Q resident where it fits, 1 = Q streamed with K)
+// fp16 only; in every CUDA build, refusing with the reason where the sm_90a kernels are not built),
+// each with the knobs q_stream (0 = Q resident where it fits, 1 = Q streamed with K)
 // and warpgroups (a CTA's 64-row warpgroups: 1 or 2; 0 = the traits' choice).
 #include <cuda_runtime.h>
 
@@ -25,6 +26,8 @@ namespace fw = ffpa_wgmma;
 
 std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
   const char* id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
+  if (!ATTNSCOPE_HAS_FFPA_WGMMA)
+    return std::string(id) + " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (wgmma needs sm_90a)";
   if (acc_f16 && p.dtype != DType::fp16)
     return "dtype = " + std::string(to_string(p.dtype)) + ": " + id +
            " accumulates in fp16, which wgmma offers for fp16 inputs only; use ffpa.wgmma.acc_f32";
@@ -64,12 +67,16 @@ class FfpaWgmmaKernel final : public PreparedKernel {
     prm.head_dim = static_cast<int>(pr.head_dim);
     prm.n_passes = fw::passes_of(prm.head_dim, m_acc_f16);
     prm.pass_chunks = fw::pass_chunks(prm.head_dim, m_acc_f16);
+#if ATTNSCOPE_HAS_FFPA_WGMMA
     if (m_acc_f16)
       fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, m_wgs, a.stream);
     else if (pr.dtype == DType::fp16)
       fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, m_wgs, a.stream);
     else
       fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, m_wgs, a.stream);
+#else
+    throw KernelError("ffpa.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
+#endif
   }
 
  private:
