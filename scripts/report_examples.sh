@@ -217,8 +217,9 @@ list() { for f in "$1"/*.png; do if [ -f "$f" ]; then printf -- "  - \`%s\`\n" "
   echo
   echo "## ffpa-large-d: B=1 H=48 S=8192, D = 256..1024 step 64, fp16"
   echo
-  echo "- \`results.jsonl\`: attnscope (ffpa.l1.acc_f16 and ffpa.l1.acc_f32 at their defaults and @q_resident=1,"
-  echo "  fa2.mma, cudnn.sdpa, cublas.unfused; CUPTI metrics on); \`torch.jsonl\`: PyTorch"
+  echo "- \`results.jsonl\`: attnscope (ffpa.wgmma.acc_f16 and ffpa.wgmma.acc_f32 at their defaults,"
+  echo "  ffpa.l1.acc_f16 and ffpa.l1.acc_f32 at their defaults and @q_resident=1, fa2.mma, cudnn.sdpa,"
+  echo "  cublas.unfused); \`torch.jsonl\`: PyTorch"
   echo "  SDPA (torch.flash, torch.efficient, torch.cudnn, torch.math)."
   echo "- \`report.md\` and \`figures/\`: the full report, speedups against torch.efficient."
   echo "- Seed 000's figures, under its names: \`<GPU>.png\` TFLOPS vs D; \`<GPU>_<kernel>_Speedup.png\`"

@@ -1,8 +1,8 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
-// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk) x S 1/100/4097, causal, GQA, Sq != Sk
-// both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with NaN first.
-// acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the dtype
-// bound), acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Then the ffpa-large-d shape
+// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk) x S 1/100/4097,
+// causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
+// NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
+// dtype bound), acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Then the ffpa-large-d shape
 // timed next to ffpa.l1. Host checks of the specs and the pass arithmetic run everywhere.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -59,9 +59,9 @@ const attn::KernelSpec* wgmma_spec(bool acc_f16, std::string& why) {
   return spec;
 }
 
-#define ATTN_WGMMA_SPEC_OR_SKIP(var, acc_f16)                      \
-  std::string why_skip_;                                           \
-  const attn::KernelSpec* var = wgmma_spec((acc_f16), why_skip_);  \
+#define ATTN_WGMMA_SPEC_OR_SKIP(var, acc_f16)                     \
+  std::string why_skip_;                                          \
+  const attn::KernelSpec* var = wgmma_spec((acc_f16), why_skip_); \
   if (var == nullptr) GTEST_SKIP() << why_skip_
 
 struct WgmmaCase {
@@ -158,10 +158,11 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
     rule = "2x cublas.unfused";
   }
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
-            << ", warpgroups " << c.warpgroups << ", passes " << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 "
-            << mine.rel_l2 << ", cublas.unfused " << math_err << ", tol " << tol << " (" << rule
-            << "), LSE max abs " << mine.lse_max_abs << " (tol " << lse_tol << "), empty rows " << empty_rows
-            << ", rows checked " << ref.rows.size() << "\n";
+            << ", warpgroups " << c.warpgroups << ", passes "
+            << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 " << mine.rel_l2
+            << ", cublas.unfused " << math_err << ", tol " << tol << " (" << rule << "), LSE max abs "
+            << mine.lse_max_abs << " (tol " << lse_tol << "), empty rows " << empty_rows << ", rows checked "
+            << ref.rows.size() << "\n";
   EXPECT_LE(mine.rel_l2, tol) << p.full_label();
   EXPECT_LE(mine.lse_max_abs, lse_tol) << p.full_label();
 }
@@ -189,8 +190,9 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
             std::string::npos);
   EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 272, DType::fp16), {}).find("multiples of 32"),
             std::string::npos);
-  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"q_stream", 2}}).find("q_stream = 2"),
-            std::string::npos);
+  EXPECT_NE(
+      f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"q_stream", 2}}).find("q_stream = 2"),
+      std::string::npos);
   EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"warpgroups", 3}})
                 .find("warpgroups = 3"),
             std::string::npos);

@@ -27,7 +27,8 @@ namespace fw = ffpa_wgmma;
 std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
   const char* id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
   if (!ATTNSCOPE_HAS_FFPA_WGMMA)
-    return std::string(id) + " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (wgmma needs sm_90a)";
+    return std::string(id) +
+           " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (wgmma needs sm_90a)";
   if (acc_f16 && p.dtype != DType::fp16)
     return "dtype = " + std::string(to_string(p.dtype)) + ": " + id +
            " accumulates in fp16, which wgmma offers for fp16 inputs only; use ffpa.wgmma.acc_f32";
@@ -97,7 +98,8 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
     throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
                       ": ffpa.wgmma is built for sm_90a (wgmma) only; use ffpa.l1");
   const int d = static_cast<int>(p.head_dim);
-  const int wgs = knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::default_warpgroups;
+  const int wgs =
+      knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::default_warpgroups;
   const bool q_resident = knob_value(knobs, "q_stream") == 0 && fw::q_resident_by_default(d, wgs, optin);
   if (fw::smem_bytes(d, q_resident, wgs) > optin)
     throw Unsupported("ffpa.wgmma needs " + std::to_string(fw::smem_bytes(d, q_resident, wgs)) +
@@ -109,8 +111,9 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
   KernelSpec s;
   s.id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
   s.description =
-      std::string("FFPA-style split-D attention on Hopper warpgroup MMAs (sm_90a): Q, K, V streamed in 64-column "
-                  "chunks, 128x128 tiles, ") +
+      std::string(
+          "FFPA-style split-D attention on Hopper warpgroup MMAs (sm_90a): Q, K, V streamed in 64-column "
+          "chunks, 128x128 tiles, ") +
       (acc_f16 ? "fp16 accumulation (S and P.V), fp16 O kept normalised, fp32 softmax state; O in passes of "
                  "512 columns; D 32..1024; fp16"
                : "fp32 accumulation; O in passes of 256 columns (each pass recomputes S); D 32..1024; "
@@ -125,7 +128,8 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
       {"warpgroups",
        {0, 1, 2},
        0,
-       "64-row warpgroups a CTA: 2 = one CTA an SM, K/V shared by 128 rows, Q resident where it fits; 1 = two "
+       "64-row warpgroups a CTA: 2 = one CTA an SM, K/V shared by 128 rows, Q resident where it fits; 1 = "
+       "two "
        "CTAs an SM, Q streamed, one CTA's softmax overlapping the other's wgmmas (0 = traits default)"},
   };
   s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_why_not(p, k, acc_f16); };

@@ -44,8 +44,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // swizzled tile: 8 threads a row, 16 bytes each, Threads / 8 rows a pass. Rows at or past row_limit
 // and columns at or past d are zero-filled, so padding adds 0 to S and to O.
 template <int Rows, int Threads, typename T>
-__device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, int row0, int row_limit, int col0,
-                                           int d, std::int64_t ld, int tid) {
+__device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, int row0, int row_limit,
+                                           int col0, int d, std::int64_t ld, int tid) {
   constexpr int kRowsPerPass = Threads / 8;
   static_assert(kRowsPerPass % 8 == 0 && Rows % kRowsPerPass == 0, "whole swizzle groups a pass");
   const int unit = tid % 8;
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) acc_scale_rows(o[c], o_scale);
 
-    // ---- O[:, chunk] += P V over the pass's V items.
+      // ---- O[:, chunk] += P V over the pass's V items.
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) {
       if (c < n_oc) {

@@ -1,5 +1,6 @@
 // ffpa.wgmma launch template: the grid (row blocks x passes, heads, batch), the shared-memory
-// opt-in, and the switch over Q residency and warpgroups a CTA. Included only by the instantiation files in inst/.
+// opt-in, and the switch over Q residency and warpgroups a CTA. Included only by the instantiation files in
+// inst/.
 #pragma once
 #include <cuda_runtime.h>
 

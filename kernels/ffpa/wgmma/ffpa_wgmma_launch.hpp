@@ -1,6 +1,6 @@
 // ffpa.wgmma launch interface (host-only): run_wgmma<dtype, acc_f16> launches the sm_90a kernel
-// with Q resident or streamed, 1 or 2 warpgroups a CTA. Defined in ffpa_wgmma_launch.cuh, instantiated once per
-// (dtype, accumulation) in inst/.
+// with Q resident or streamed, 1 or 2 warpgroups a CTA. Defined in ffpa_wgmma_launch.cuh, instantiated once
+// per (dtype, accumulation) in inst/.
 #pragma once
 #include "kernels/api/dtype.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"

@@ -11,7 +11,7 @@
 namespace attn::ffpa_wgmma {
 
 inline constexpr int kBc = 128;
-inline constexpr int kChunk = 64;              // D columns per streamed item
+inline constexpr int kChunk = 64;               // D columns per streamed item
 inline constexpr int kKvTileBytes = 128 * 128;  // one chunk of 128 keys: 16 KiB
 inline constexpr int kAlignSlack = 1024;        // the swizzle needs 1024-byte aligned tiles
 inline constexpr int kMinHeadDim = 32;
@@ -21,6 +21,10 @@ inline constexpr int kMaxResidentHeadDim = 576;  // the largest D whose resident
 // A CTA is `wgs` warpgroups of 64 query rows: 2 (one CTA an SM, K and V shared by 128 rows, Q may
 // stay resident) or 1 (two CTAs an SM, each with its own ring and Q streamed: one CTA's softmax
 // runs while the other's wgmmas do).
+// Measured (H100, B=1 H=48 S=8192 fp16, same call, 15:59 UTC; TFLOPS at D = 320 / 512 / 640 / 1024):
+//   2 warpgroups: acc_f16 504 / 551 / 346 / 366, acc_f32 318 / 340 / 243 / 198 (chosen);
+//   1 warpgroup:  acc_f16 459 / 505 / 280 / 330, acc_f32 257 / 276 / 187 / 150 (K and V re-read per
+//   64 rows, Q per tile).
 inline constexpr int default_warpgroups = 2;
 constexpr int rows_of(int wgs) { return 64 * wgs; }
 constexpr int threads_of(int wgs) { return 128 * wgs; }
