@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "kernels/common/mma_ptx.cuh"
+#include "kernels/ffpa/ffpa_key_tiles.cuh"
 #include "kernels/ffpa/ffpa_params.hpp"
 #include "kernels/ffpa/ffpa_traits.hpp"
 
@@ -171,20 +172,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
   const T* k_head = static_cast<const T*>(p.k) + kv_off;
   const T* v_head = static_cast<const T*>(p.v) + kv_off;
 
-  // Visible keys of the block [key_lo, key_hi) and keys visible to all its rows [full_lo, full_hi).
   const int diag_off = p.seq_kv - p.seq_q;
-  const int row_last = min(p.seq_q, row0 + Br) - 1;
-  int key_lo = 0, key_hi = p.seq_kv, full_lo = 0, full_hi = p.seq_kv;
-  if (p.left >= 0) {
-    key_lo = max(0, row0 + diag_off - p.left);
-    full_lo = max(0, row_last + diag_off - p.left);
-  }
-  if (p.right >= 0) {
-    key_hi = min(p.seq_kv, row_last + diag_off + p.right + 1);
-    full_hi = min(p.seq_kv, row0 + diag_off + p.right + 1);
-  }
-  const int n_lo = key_lo / Bc;
-  const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : n_lo;
+  const KeyTiles keys = key_tiles(p, row0, Br, Bc);
+  const int n_lo = keys.n_lo, n_hi = keys.n_hi, full_lo = keys.full_lo, full_hi = keys.full_hi;
   const int n_tiles = n_hi - n_lo;
   const int total_items = n_tiles * 2 * n_chunks;
 

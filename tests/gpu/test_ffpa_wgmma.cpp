@@ -22,6 +22,7 @@
 #include "kernels/ffpa/ffpa_accuracy.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
 #include "kernels/registry.hpp"
+#include "tests/support/ffpa_tolerance.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
 
@@ -140,31 +141,17 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   const Oracle ref = oracle_rows(p, in);
   const Errors mine = compare(p, ref, got);
 
-  double tol = 0.0, lse_tol = 8.0 * dtype_bound(p.dtype);
-  std::string rule;
-  double math_err = std::numeric_limits<double>::quiet_NaN();
-  if (c.acc_f16) {
-    const attn::StatedBound b = attn::ffpa::acc_f16_error_bound(p);
-    tol = b.rel_l2;
-    lse_tol = std::max(lse_tol, b.lse_abs);
-    rule = "stated bound";
-  } else {
-    RunOutput math;
-    run_kernel(attn::make_cublas_unfused_spec(), p, {}, in, 0, math);
-    if (HasFatalFailure()) return;
-    math_err = compare(p, ref, math).rel_l2;
-    ASSERT_TRUE(std::isfinite(math_err)) << "cublas.unfused produced non-finite output";
-    tol = std::max(2.0 * math_err, 0.25 * dtype_bound(p.dtype));
-    rule = "2x cublas.unfused";
-  }
+  FfpaTolerance tol;
+  ffpa_tolerance(p, c.acc_f16, in, ref, tol);
+  if (HasFatalFailure()) return;
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
             << ", warpgroups " << c.warpgroups << ", passes "
             << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 " << mine.rel_l2
-            << ", cublas.unfused " << math_err << ", tol " << tol << " (" << rule << "), LSE max abs "
-            << mine.lse_max_abs << " (tol " << lse_tol << "), empty rows " << empty_rows << ", rows checked "
-            << ref.rows.size() << "\n";
-  EXPECT_LE(mine.rel_l2, tol) << p.full_label();
-  EXPECT_LE(mine.lse_max_abs, lse_tol) << p.full_label();
+            << ", cublas.unfused " << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule
+            << "), LSE max abs " << mine.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows "
+            << empty_rows << ", rows checked " << ref.rows.size() << "\n";
+  EXPECT_LE(mine.rel_l2, tol.rel_l2) << p.full_label();
+  EXPECT_LE(mine.lse_max_abs, tol.lse_abs) << p.full_label();
 }
 
 std::string case_name(const ::testing::TestParamInfo<WgmmaCase>& info) { return info.param.name; }

@@ -22,11 +22,14 @@
 
 #include "kernels/common/mma_ptx.cuh"
 #include "kernels/common/wgmma_ptx.cuh"
+#include "kernels/ffpa/ffpa_key_tiles.cuh"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
 
 namespace attn::ffpa_wgmma {
 
+using ::attn::ffpa::key_tiles;
+using ::attn::ffpa::KeyTiles;
 using ::attn::ptx::cp_async_16;
 using ::attn::ptx::cp_async_commit;
 using ::attn::ptx::cp_async_wait_all;
@@ -163,20 +166,9 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   const T* k_head = static_cast<const T*>(p.k) + kv_off;
   const T* v_head = static_cast<const T*>(p.v) + kv_off;
 
-  // Visible keys of the block [key_lo, key_hi) and keys visible to all its rows [full_lo, full_hi).
   const int diag_off = p.seq_kv - p.seq_q;
-  const int row_last = min(p.seq_q, row0 + kBr) - 1;
-  int key_lo = 0, key_hi = p.seq_kv, full_lo = 0, full_hi = p.seq_kv;
-  if (p.left >= 0) {
-    key_lo = max(0, row0 + diag_off - p.left);
-    full_lo = max(0, row_last + diag_off - p.left);
-  }
-  if (p.right >= 0) {
-    key_hi = min(p.seq_kv, row_last + diag_off + p.right + 1);
-    full_hi = min(p.seq_kv, row0 + diag_off + p.right + 1);
-  }
-  const int n_lo = key_lo / kBc;
-  const int n_hi = key_hi > key_lo ? (key_hi + kBc - 1) / kBc : n_lo;
+  const KeyTiles keys = key_tiles(p, row0, kBr, kBc);
+  const int n_lo = keys.n_lo, n_hi = keys.n_hi, full_lo = keys.full_lo, full_hi = keys.full_hi;
   const int n_tiles = n_hi - n_lo;
   const int per_tile = n_dc + n_oc;
   const int total_items = n_tiles * per_tile;
