@@ -2,8 +2,8 @@
 // several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk) x S 1/100/4097,
 // causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
 // NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
-// dtype bound), acc_f16 to its stated bound (kernels/ffpa/ffpa_accuracy.hpp). Then the ffpa-large-d shape
-// timed next to ffpa.l1. Host checks of the specs and the pass arithmetic run everywhere.
+// dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
+// and the pass arithmetic run everywhere. Timings: scripts/device/ffpa_wgmma_run.sh and docs/PERF.md.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -59,11 +59,6 @@ const attn::KernelSpec* wgmma_spec(bool acc_f16, std::string& why) {
   }
   return spec;
 }
-
-#define ATTN_WGMMA_SPEC_OR_SKIP(var, acc_f16)                     \
-  std::string why_skip_;                                          \
-  const attn::KernelSpec* var = wgmma_spec((acc_f16), why_skip_); \
-  if (var == nullptr) GTEST_SKIP() << why_skip_
 
 struct WgmmaCase {
   std::string name;
@@ -124,7 +119,9 @@ class FfpaWgmmaTest : public ::testing::TestWithParam<WgmmaCase> {};
 TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   ATTN_SKIP_WITHOUT_GPU();
   const WgmmaCase& c = GetParam();
-  ATTN_WGMMA_SPEC_OR_SKIP(spec, c.acc_f16);
+  std::string why_skip;
+  const attn::KernelSpec* spec = wgmma_spec(c.acc_f16, why_skip);
+  if (spec == nullptr) GTEST_SKIP() << why_skip;
   const Problem& p = c.problem;
   ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 17u);
