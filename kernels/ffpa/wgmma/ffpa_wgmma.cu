@@ -99,7 +99,7 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
                       ": ffpa.wgmma is built for sm_90a (wgmma) only; use ffpa.l1");
   const int d = static_cast<int>(p.head_dim);
   const int wgs =
-      knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::default_warpgroups;
+      knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::kDefaultWarpgroups;
   const bool q_resident = knob_value(knobs, "q_stream") == 0 && fw::q_resident_by_default(d, wgs, optin);
   if (fw::smem_bytes(d, q_resident, wgs) > optin)
     throw Unsupported("ffpa.wgmma needs " + std::to_string(fw::smem_bytes(d, q_resident, wgs)) +

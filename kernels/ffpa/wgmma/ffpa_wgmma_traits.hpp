@@ -8,6 +8,7 @@
 // is split into passes over O's columns, each its own CTA that recomputes S: 1.5x the QK work at
 // two passes, which wgmma's rate pays for; shared memory stays constant in D with Q streamed.
 #pragma once
+
 namespace attn::ffpa_wgmma {
 
 inline constexpr int kBc = 128;
@@ -25,7 +26,7 @@ inline constexpr int kMaxResidentHeadDim = 576;  // the largest D whose resident
 //   2 warpgroups: acc_f16 504 / 551 / 346 / 366, acc_f32 318 / 340 / 243 / 198 (chosen);
 //   1 warpgroup:  acc_f16 459 / 505 / 280 / 330, acc_f32 257 / 276 / 187 / 150 (K and V re-read per
 //   64 rows, Q per tile).
-inline constexpr int default_warpgroups = 2;
+inline constexpr int kDefaultWarpgroups = 2;
 constexpr int rows_of(int wgs) { return 64 * wgs; }
 constexpr int threads_of(int wgs) { return 128 * wgs; }
 constexpr int q_tile_bytes(int wgs) { return rows_of(wgs) * 128; }
