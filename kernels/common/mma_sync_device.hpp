@@ -1,4 +1,4 @@
-// The current GPU as an mma.sync kernel's prepare() needs it: compute capability and the shared
+// The current GPU as the fa2 and ffpa kernels' prepare() need it: compute capability and the shared
 // memory a block may opt in to; refuses GPUs below sm_80 (mma.sync m16n8k16, cp.async).
 #pragma once
 #include <cuda_runtime.h>

@@ -20,6 +20,7 @@
 #include "kernels/reference/device_mask.hpp"
 #include "profiling/engine/inputs.hpp"
 #include "tests/support/gpu_probe.hpp"
+#include "tests/support/kernel_harness.hpp"
 
 namespace attn {
 KernelSpec make_naive_unfused_spec();
@@ -147,10 +148,7 @@ double tolerance(const std::string& kernel, DType t) {
 // LSE is fp32 math on fp32 scores in every kernel: measured at most 1.9e-7 (cublas.unfused, D=512).
 constexpr double kLseTolerance = 1e-6;
 
-struct RunOutput {
-  std::vector<float> o, lse;
-  double ms = 0.0;
-};
+using attn::test::RunOutput;
 
 // Uploads, poisons O and LSE with NaN, runs once (twice when `timed`, timing the second) and reads back.
 void run_kernel(const std::string& kernel, const Problem& p, const HostTensor& q, const HostTensor& k,
@@ -257,35 +255,19 @@ TEST_P(CudaKernelTest, MatchesCpuReference) {
   attn::cpu_reference_attention(p, in.q.values.data(), in.k.values.data(), in.v.values.data(),
                                 p.default_scale(), ref_o.data(), ref_lse.data());
 
-  std::size_t nan_o = 0;
-  for (float x : got.o) nan_o += std::isnan(x) ? 1 : 0;
-  ASSERT_EQ(nan_o, 0u) << "NaN in O";
-
-  // Rows with no visible key: O exactly 0 and LSE exactly -inf.
+  // No NaN (unwritten) element in O or LSE; rows with no visible key: O exactly 0, LSE exactly -inf.
   std::size_t empty_rows = 0;
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t h = 0; h < p.heads_q; ++h)
-      for (std::int64_t i = 0; i < p.seq_q; ++i) {
-        if (p.visible_keys(i).size() != 0) continue;
-        ++empty_rows;
-        const float lse = got.lse[static_cast<std::size_t>((b * p.heads_q + h) * p.seq_q + i)];
-        ASSERT_TRUE(std::isinf(lse) && lse < 0) << "row " << i << " has no key, LSE = " << lse;
-        for (std::int64_t d = 0; d < p.head_dim_v; ++d)
-          ASSERT_EQ(got.o[static_cast<std::size_t>(((b * p.seq_q + i) * p.heads_q + h) * p.head_dim_v + d)],
-                    0.0f);
-      }
+  attn::test::expect_written_and_empty_rows_zero(p, got, empty_rows);
+  if (HasFatalFailure()) return;
 
   const double err_o = rel_l2(got.o, ref_o);
   double num = 0.0, den = 0.0;
-  std::size_t nan_lse = 0;
   for (std::size_t n = 0; n < ref_lse.size(); ++n) {
-    if (std::isnan(got.lse[n])) ++nan_lse;
     if (std::isinf(ref_lse[n])) continue;
     const double diff = static_cast<double>(got.lse[n]) - ref_lse[n];
     num += diff * diff;
     den += ref_lse[n] * ref_lse[n];
   }
-  ASSERT_EQ(nan_lse, 0u) << "NaN in LSE";
   const double err_lse = den > 0.0 ? std::sqrt(num) / std::sqrt(den) : 0.0;
   const double tol = tolerance(kernel, p.dtype);
   std::cout << "[rel_l2] " << kernel << " " << c.name << " (" << p.full_label() << "): O " << err_o

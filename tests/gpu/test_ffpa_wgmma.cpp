@@ -14,7 +14,6 @@
 #include <limits>
 #include <memory>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,7 +21,7 @@
 #include "kernels/ffpa/ffpa_accuracy.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
 #include "kernels/registry.hpp"
-#include "tests/support/ffpa_tolerance.hpp"
+#include "tests/support/ffpa_checks.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
 
@@ -70,17 +69,9 @@ struct WgmmaCase {
 
 std::vector<WgmmaCase> all_cases() {
   std::vector<WgmmaCase> out;
-  struct Variant {
-    const char* tag;
-    bool acc_f16;
-    DType dtype;
-  };
   for (int d : {64, 256, 320, 480, 576, 640, 1024})
-    for (const Variant v : {Variant{"f32_fp16", false, DType::fp16}, Variant{"f32_bf16", false, DType::bf16},
-                            Variant{"f16_fp16", true, DType::fp16}}) {
-      std::ostringstream tag_text;
-      tag_text << 'd' << d << '_' << v.tag << '_';
-      const std::string tag = tag_text.str();
+    for (const FfpaVariant& v : kFfpaVariants) {
+      const std::string tag = ffpa_case_prefix(d, v);
       const DType t = v.dtype;
       auto add = [&](const std::string& n, const Problem& p, int q_stream = 0, int warpgroups = 0) {
         out.push_back({tag + n, v.acc_f16, p, q_stream, warpgroups});

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
-#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/ffpa/ffpa_accuracy.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_launch.hpp"
@@ -89,13 +89,10 @@ class FfpaWgmmaKernel final : public PreparedKernel {
 
 std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& knobs, bool acc_f16) {
   if (const std::string why = wgmma_why_not(p, knobs, acc_f16); !why.empty()) throw Unsupported(why);
-  int device = 0, major = 0, minor = 0, optin = 0;
-  ATTN_CUDA_CHECK(cudaGetDevice(&device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (major != 9 || minor != 0)
-    throw Unsupported("compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+  const MmaSyncDevice dev = mma_sync_device("ffpa.wgmma");  // refuses below sm_80 (cp.async)
+  const int optin = dev.smem_optin;
+  if (dev.major != 9 || dev.minor != 0)
+    throw Unsupported("compute capability " + std::to_string(dev.major) + "." + std::to_string(dev.minor) +
                       ": ffpa.wgmma is built for sm_90a (wgmma) only; use ffpa.l1");
   const int d = static_cast<int>(p.head_dim);
   const int wgs =

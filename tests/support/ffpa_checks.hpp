@@ -1,6 +1,7 @@
-// The tolerance of one ffpa kernel check (ffpa.l1 and ffpa.wgmma tests): acc_f16 is held to its
-// stated bound (kernels/ffpa/ffpa_accuracy.hpp), acc_f32 to 2x cublas.unfused's error on the same
-// inputs, floored at a quarter of the dtype bound. GPU tests only (runs cublas.unfused).
+// What the ffpa.l1 and ffpa.wgmma GPU tests share: the (accumulation, dtype) variants every head
+// dim is checked in, and a check's tolerance: acc_f16 is held to its stated bound
+// (kernels/ffpa/ffpa_accuracy.hpp), acc_f32 to 2x cublas.unfused's error on the same inputs,
+// floored at a quarter of the dtype bound. GPU tests only (runs cublas.unfused).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -18,6 +19,19 @@ KernelSpec make_cublas_unfused_spec();
 }  // namespace attn
 
 namespace attn::test {
+
+struct FfpaVariant {
+  const char* tag;  // case-name part: accumulation, then input dtype
+  bool acc_f16;
+  DType dtype;
+};
+inline constexpr FfpaVariant kFfpaVariants[] = {
+    {"f32_fp16", false, DType::fp16}, {"f32_bf16", false, DType::bf16}, {"f16_fp16", true, DType::fp16}};
+
+// "d<D>_<variant>_": the prefix of a case name.
+inline std::string ffpa_case_prefix(int d, const FfpaVariant& v) {
+  return "d" + std::to_string(d) + "_" + v.tag + "_";
+}
 
 struct FfpaTolerance {
   double rel_l2 = 0.0;
