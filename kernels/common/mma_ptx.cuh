@@ -19,13 +19,6 @@ __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, 
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-// Barrier `Id` (1-15; 0 is __syncthreads') for `Threads` threads (a multiple of 32): a pair of warps
-// meets without stopping the rest of the CTA. "memory": shared-memory writes before it are seen after.
-template <int Id, int Threads>
-__device__ __forceinline__ void named_barrier_sync() {
-  static_assert(Id >= 1 && Id <= 15 && Threads % 32 == 0, "barrier 1-15, whole warps");
-  asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
-}
 // All but the N most recent commit groups landed.
 template <int N>
 __device__ __forceinline__ void cp_async_wait_group() {

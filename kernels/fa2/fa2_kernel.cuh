@@ -12,7 +12,6 @@
 
 #include "kernels/common/mma_ptx.cuh"
 #include "kernels/fa2/fa2_params.hpp"
-#include "kernels/fa2/fa2_tile_loader.cuh"
 
 namespace attn::fa2 {
 
@@ -51,6 +50,56 @@ struct KernelTraits {
   static_assert(Br % Warps == 0, "rows split evenly over warps");
 };
 
+// ---- tile loads ---------------------------------------------------------------------------------
+
+// Tile loads: a row of D elements is kChunks 16-byte chunks, copied by kLanesPerRow threads (the
+// next power of two; the extra lanes of D = 96/160/224 idle). A thread always copies the same chunk
+// of rows my_row + pass * kRowsPerPass, so its source is one pointer plus a per-pass stride, and
+// its smem destination a constant offset per pass: few live registers across the main loop.
+template <typename Tr>
+struct TileLoader {
+  static constexpr int kLanesPerRow = Tr::kChunks <= 4    ? 4
+                                      : Tr::kChunks <= 8  ? 8
+                                      : Tr::kChunks <= 16 ? 16
+                                                          : 32;
+  static constexpr int kRowsPerPass = Tr::kThreads / kLanesPerRow;
+  int my_row;
+  int my_chunk;
+  bool active;
+  std::uint32_t smem_off;  // [bytes] within a tile
+
+  __device__ __forceinline__ explicit TileLoader(int tid)
+      : my_row(tid / kLanesPerRow),
+        my_chunk(tid % kLanesPerRow),
+        active(tid % kLanesPerRow < Tr::kChunks),
+        smem_off(
+            static_cast<std::uint32_t>(((tid / kLanesPerRow) * Tr::kStride + (tid % kLanesPerRow) * 8) * 2)) {
+  }
+
+  // Rows [row0, row0 + Rows) of a BSHD tensor (row stride ld [elements]); rows >= limit are
+  // zero-filled so that padding keys give finite scores and 0 * V stays 0.
+  template <int Rows, typename T>
+  __device__ __forceinline__ void load(std::uint32_t s_tile, const T* g_base, int row0, int limit,
+                                       std::int64_t ld) const {
+    static_assert(Rows % kRowsPerPass == 0, "tile rows split evenly over passes");
+    if (!active) return;
+    const int rows_left =
+        limit - row0 - my_row;  // this thread's rows with pass * kRowsPerPass < rows_left exist
+    const T* src = g_base + static_cast<std::int64_t>(row0 + my_row) * ld + my_chunk * 8;
+    const std::int64_t pass_stride = ld * kRowsPerPass;
+#pragma unroll
+    for (int pass = 0; pass < Rows / kRowsPerPass; ++pass) {
+      const bool ok = pass * kRowsPerPass < rows_left;
+      cp_async_16(s_tile + smem_off + static_cast<std::uint32_t>(pass * kRowsPerPass * Tr::kStride * 2),
+                  ok ? static_cast<const void*>(src) : static_cast<const void*>(g_base), ok ? 16 : 0);
+      // One running pointer: without this barrier the compiler keeps a pointer per pass live
+      // across the main loop (16 registers a tensor for D=128) and spills.
+      src += pass_stride;
+      asm volatile("" : "+l"(src));
+    }
+  }
+};
+
 // ---- the kernel ---------------------------------------------------------------------------------
 
 // kBand: the causal/window band test is compiled in; without it only keys >= Sk are masked.
@@ -76,11 +125,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   const int row0 = m_block * Br;
 
   const T* q_base = static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
-  // K/V head pointers are rebuilt at each tile load from the block coordinates (a few integer ops
-  // per tile) instead of living in 4 registers across the loop.
-  const auto kv_head = [&p]() {
-    return (static_cast<std::int64_t>(ctaid_z()) * p.seq_kv * p.heads_kv + ctaid_y() / p.group) * D;
-  };
+  // The K/V head's offset [elements], computed once: rebuilding it per tile from the block
+  // coordinates cost an integer division by the group size and two S2R reads per load (v7).
+  const std::int64_t kv_off = (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + h / p.group) * D;
 
   // Visible key range of the block: keys [key_lo, key_hi) hold every row's band.
   const int diag_off = p.seq_kv - p.seq_q;
@@ -102,7 +149,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   const TileLoader<Tr> loader(tid);
   loader.template load<Br>(a_q, q_base, row0, p.seq_q, p.q_row_stride);
   if (n_hi > n_lo)
-    loader.template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_head(), (n_hi - 1) * Bc, p.seq_kv,
+    loader.template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n_hi - 1) * Bc, p.seq_kv,
                              p.kv_row_stride);
   cp_async_commit();
 
@@ -140,12 +187,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     // K_n (and Q) landed; every warp finished the last tile's PV (s_v free) and QK (the other K
     // buffer free): issue V_n and K_{n-1} now, each overlapping everything up to its first use.
     __syncthreads();
-    loader.template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_head(), n * Bc, p.seq_kv, p.kv_row_stride);
+    loader.template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, n * Bc, p.seq_kv, p.kv_row_stride);
     cp_async_commit();
     const bool more = n > n_lo;
     if (Tr::kKBufs == 2 && more) {
-      loader.template load<Bc>(a_k + (k_buf ^ kKBufBytes), static_cast<const T*>(p.k) + kv_head(),
-                               (n - 1) * Bc, p.seq_kv, p.kv_row_stride);
+      loader.template load<Bc>(a_k + (k_buf ^ kKBufBytes), static_cast<const T*>(p.k) + kv_off, (n - 1) * Bc,
+                               p.seq_kv, p.kv_row_stride);
       cp_async_commit();
     }
     const std::uint32_t k_lane_n = k_lane + k_buf;
@@ -213,7 +260,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
           cp_async_wait_all();
         __syncthreads();  // V_n landed for every thread's copies (and, one buffer: K_n is free)
         if (Tr::kKBufs == 1 && more) {
-          loader.template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_head(), (n - 1) * Bc, p.seq_kv,
+          loader.template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n - 1) * Bc, p.seq_kv,
                                    p.kv_row_stride);
           cp_async_commit();
         }

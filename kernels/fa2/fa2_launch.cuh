@@ -4,26 +4,18 @@
 #include <cuda_runtime.h>
 
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/fa2/fa2_kernel.cuh"
 #include "kernels/fa2/fa2_launch.hpp"
-#include "kernels/fa2/fa2_split_kernel.cuh"
 
 namespace attn::fa2 {
 
-template <typename T, int D, int Br, int Bc, int Warps, int Stages, int Cols, bool kBand>
+template <typename T, int D, int Br, int Bc, int Warps, int Stages, bool kBand>
 void launch_fa2(const Fa2Params& p, cudaStream_t stream) {
-  using Tr = std::conditional_t<Cols == 1, KernelTraits<D, Br, Bc, Warps, Stages>,
-                                SplitTraits<D, Br, Bc, Warps, Stages>>;
-  const auto kernel = [] {
-    if constexpr (Cols == 1)
-      return fa2_fwd_kernel<T, Tr, kBand>;
-    else
-      return fa2_fwd_split_kernel<T, Tr, kBand>;
-  }();
+  using Tr = KernelTraits<D, Br, Bc, Warps, Stages>;
+  const auto kernel = fa2_fwd_kernel<T, Tr, kBand>;
   // Over 48 KiB of dynamic shared memory needs an opt-in, once per kernel.
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes);
@@ -31,10 +23,7 @@ void launch_fa2(const Fa2Params& p, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((p.seq_q + Br - 1) / Br), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
-  if constexpr (Cols == 1)
-    ATTN_CUDA_CHECK_LAUNCH("fa2.mma fa2_fwd_kernel");
-  else
-    ATTN_CUDA_CHECK_LAUNCH("fa2.mma fa2_fwd_split_kernel");
+  ATTN_CUDA_CHECK_LAUNCH("fa2.mma fa2_fwd_kernel");
 }
 
 template <DType kType>
@@ -54,9 +43,9 @@ void run_fa2(const Fa2Params& p, const TileConfig& tiles, bool band, void* strea
           if (launched || !(tiles == c)) return;
           launched = true;
           if (band)
-            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, c.cols, true>(p, st);
+            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, true>(p, st);
           else
-            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, c.cols, false>(p, st);
+            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, false>(p, st);
         }(),
         ...);
   }

@@ -35,7 +35,6 @@ TileConfig requested_tiles(const Knobs& k, const TileConfig& dflt) {
   if (const int v = knob_value(k, "bc")) t.bc = v;
   if (const int v = knob_value(k, "warps")) t.warps = v;
   if (const int v = knob_value(k, "stages")) t.stages = v;
-  if (const int v = knob_value(k, "cols")) t.cols = v;
   return t;
 }
 
@@ -67,8 +66,8 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   const int d = static_cast<int>(p.head_dim);
   const TileConfig t = requested_tiles(knobs, fa2::compiled_tiles(d)[0]);
   if (!is_compiled(d, t))
-    return "knobs br/bc/warps/stages/cols = " + fa2::to_string(t) +
-           ": not compiled for D=" + std::to_string(d) + "; compiled: " + compiled_list(d);
+    return "knobs br/bc/warps/stages = " + fa2::to_string(t) + ": not compiled for D=" + std::to_string(d) +
+           "; compiled: " + compiled_list(d);
   return {};
 }
 
@@ -158,11 +157,6 @@ KernelSpec make_fa2_mma_spec() {
        {0, 1, 2},
        0,
        "K buffers: 1 = FA2 order, 2 = next K loads during the whole tile (0 = default)"},
-      {"cols",
-       {0, 1, 2},
-       0,
-       "warps sharing 32 query rows: 1 = a warp owns its rows and all of O's columns, 2 = a pair splits "
-       "S's keys and O's columns, P through shared memory (0 = default)"},
   };
   s.why_not = fa2_why_not;
   s.prepare = fa2_prepare;

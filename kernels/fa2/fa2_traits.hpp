@@ -13,13 +13,9 @@ namespace attn::fa2 {
 struct TileConfig {
   int br = 0;     // query rows per CTA
   int bc = 0;     // keys per K/V tile
-  int warps = 0;  // cols = 1: each warp owns br / warps query rows (16 or 32)
+  int warps = 0;  // each warp owns br / warps query rows (16 or 32)
   int stages =
       0;  // K buffers: 1 = FA2 order (K_{j-1} loads after QK_j), 2 = K_{j-1} loads during all of tile j
-  // Warps sharing a group of rows: 1 = a warp owns its rows and all of O's columns; 2 = a pair of warps
-  // owns 32 rows, each warp half of the tile's keys in S and half of O's columns, P shared through
-  // shared memory (fa2_split_kernel.cuh).
-  int cols = 1;
   friend constexpr bool operator==(const TileConfig&, const TileConfig&) = default;
 };
 
@@ -33,32 +29,27 @@ constexpr bool is_compiled_head_dim(int d) {
 }
 
 // Shared memory of one CTA [bytes]: Q [br] + stages x K [bc] + V [bc] rows of D + 8 elements (the 16-byte
-// pad makes each row an odd number of 16-byte chunks, so ldmatrix rows hit distinct banks); with
-// cols = 2 also P [br rows of bc + 8] and one fp32 a row and column half (the pair's row maxima).
-constexpr int smem_bytes(int d, const TileConfig& t) {
-  const int tiles = (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2;
-  return t.cols == 2 ? tiles + t.br * (t.bc + 8) * 2 + t.br * 2 * 4 : tiles;
-}
+// pad makes each row an odd number of 16-byte chunks, so ldmatrix rows hit distinct banks).
+constexpr int smem_bytes(int d, const TileConfig& t) { return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2; }
 
 // The tiles compiled per head dim: the default first, then alternatives kept for measurement.
 // Numbers: fa2.mma tile test, B*S = 16384, H = 2048/D, S = 4096, fp16, TFLOPS full / causal, H100,
 // 2026-11-22 10:19 UTC (docs/PERF.md "fa2.mma" has every version).
 // D <= 128: 4 warps x 32 rows; a thread holds O in D fp32 registers and S in kSub registers.
-inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2, 1}};
+inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2}};
 // D=64: 128x128 s2 318.0 / 283.1; 128x64 s1 306.5 / 274.1.
-inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2, 1}, {128, 64, 4, 1, 1}};
-inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2, 1}};
+inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2}, {128, 64, 4, 1}};
+inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2}};
 // D=128: 128x32 s2 336.5 / 282.0 (10:02 UTC: 342.4 / 286.4); 128x64 s2 337.0 / 279.0 (340.8 /
 // 278.1); 128x128x8w s2 279.0 / 259.1 (16 rows a warp: twice the ldmatrix bytes per mma).
-inline constexpr TileConfig kTilesD128[] = {{128, 32, 4, 2, 1}, {128, 64, 4, 2, 1}, {128, 128, 8, 2, 1}};
+inline constexpr TileConfig kTilesD128[] = {{128, 32, 4, 2}, {128, 64, 4, 2}, {128, 128, 8, 2}};
 // D >= 160: 8 warps x 16 rows (32 rows of D >= 160 would need >= 160 O registers a thread).
-inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2, 1}};
-inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2, 1}};
-inline constexpr TileConfig kTilesD224[] = {{128, 64, 8, 2, 1}};
+inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2}};
+inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2}};
+inline constexpr TileConfig kTilesD224[] = {{128, 64, 8, 2}};
 // D=256 (16 rows a warp: O alone is 128 registers): 64x64x4w s1 302.7 / 276.9 (two 99 KiB CTAs
 // an SM); 128x64x8w s2 292.4 / 251.2 (one CTA); 128x32x8w s2 256.1 / 217.9.
-inline constexpr TileConfig kTilesD256[] = {
-    {64, 64, 4, 1, 1}, {128, 64, 8, 2, 1}, {128, 32, 8, 2, 1}, {64, 64, 4, 1, 2}, {128, 64, 8, 2, 2}};
+inline constexpr TileConfig kTilesD256[] = {{64, 64, 4, 1}, {128, 64, 8, 2}, {128, 32, 8, 2}};
 
 constexpr std::span<const TileConfig> compiled_tiles(int d) {
   switch (d) {
@@ -123,10 +114,6 @@ inline std::string to_string(const TileConfig& t) {
   s += std::to_string(t.warps);
   s += "w s";
   s += std::to_string(t.stages);
-  if (t.cols != 1) {
-    s += " c";
-    s += std::to_string(t.cols);
-  }
   return s;
 }
 

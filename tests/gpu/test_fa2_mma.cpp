@@ -38,49 +38,32 @@ using namespace attn::test;  // NOLINT(google-build-using-namespace): the shared
 struct Fa2Case {
   std::string name;
   Problem problem;
-  attn::Knobs knobs;  // empty: the default tiles
 };
 
-attn::Knobs tile_knobs(const attn::fa2::TileConfig& t) {
-  return {{"br", t.br}, {"bc", t.bc}, {"warps", t.warps}, {"stages", t.stages}, {"cols", t.cols}};
-}
-
-// The first compiled tile of D whose layout (cols) differs from the default's: the whole case list
-// runs on both kernel bodies where a head dim compiles both. Empty knobs where it has one layout.
-attn::Knobs other_layout_knobs(int d) {
-  const auto tiles = attn::fa2::compiled_tiles(d);
-  for (const auto& t : tiles)
-    if (t.cols != tiles[0].cols) return tile_knobs(t);
-  return {};
-}
-
-// Per (D, dtype, layout): the shapes of the list. B*H is odd wherever the heads allow it.
+// Per (D, dtype): the shapes of the list. B*H is odd wherever the heads allow it.
 std::vector<Fa2Case> all_cases() {
   std::vector<Fa2Case> out;
   for (int d : attn::fa2::kHeadDims)
-    for (DType t : {DType::fp16, DType::bf16})
-      for (bool other_layout : {false, true}) {
-        const attn::Knobs knobs = other_layout ? other_layout_knobs(d) : attn::Knobs{};
-        if (other_layout && knobs.empty()) continue;
-        std::string tag = "d";
-        tag += std::to_string(d);
-        tag += '_';
-        tag += attn::to_string(t);
-        tag += other_layout ? "_cols" + std::to_string(knobs.at("cols")) + "_" : "_";
-        auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p, knobs}); };
-        add("s1", make_problem(1, 3, 3, 1, 1, d, t));
-        add("s1_causal", make_problem(3, 1, 1, 1, 1, d, t, true));
-        add("s17_causal_odd", make_problem(3, 5, 5, 17, 17, d, t, true));
-        add("s128_gqa32_4", make_problem(1, 32, 4, 128, 128, d, t));
-        add("s1000_mqa_causal", make_problem(1, 5, 1, 1000, 1000, d, t, true));
-        add("s1000_win64_0", make_problem(1, 3, 3, 1000, 1000, d, t, false, {64, 0}));
-        add("s1000_win128_128_gqa", make_problem(1, 32, 4, 1000, 1000, d, t, false, {128, 128}));
-        add("sq1000_sk128_causal", make_problem(1, 3, 1, 1000, 128, d, t, true));  // 872 rows see no key
-        add("sq128_sk1000_causal", make_problem(3, 1, 1, 128, 1000, d, t, true));
-        add("sq17_sk4097_win128_128", make_problem(1, 3, 3, 17, 4097, d, t, false, {128, 128}));
-        add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
-        add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
-      }
+    for (DType t : {DType::fp16, DType::bf16}) {
+      std::string tag = "d";
+      tag += std::to_string(d);
+      tag += '_';
+      tag += attn::to_string(t);
+      tag += '_';
+      auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p}); };
+      add("s1", make_problem(1, 3, 3, 1, 1, d, t));
+      add("s1_causal", make_problem(3, 1, 1, 1, 1, d, t, true));
+      add("s17_causal_odd", make_problem(3, 5, 5, 17, 17, d, t, true));
+      add("s128_gqa32_4", make_problem(1, 32, 4, 128, 128, d, t));
+      add("s1000_mqa_causal", make_problem(1, 5, 1, 1000, 1000, d, t, true));
+      add("s1000_win64_0", make_problem(1, 3, 3, 1000, 1000, d, t, false, {64, 0}));
+      add("s1000_win128_128_gqa", make_problem(1, 32, 4, 1000, 1000, d, t, false, {128, 128}));
+      add("sq1000_sk128_causal", make_problem(1, 3, 1, 1000, 128, d, t, true));  // 872 rows see no key
+      add("sq128_sk1000_causal", make_problem(3, 1, 1, 128, 1000, d, t, true));
+      add("sq17_sk4097_win128_128", make_problem(1, 3, 3, 17, 4097, d, t, false, {128, 128}));
+      add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
+      add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
+    }
   return out;
 }
 
@@ -95,7 +78,7 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   const Inputs in = make_inputs(p, seed);
 
   RunOutput got;
-  run_kernel(attn::make_fa2_mma_spec(), p, GetParam().knobs, in, 0, got);
+  run_kernel(attn::make_fa2_mma_spec(), p, {}, in, 0, got);
   if (HasFatalFailure()) return;
 
   std::size_t empty_rows = 0;
@@ -157,7 +140,8 @@ class Fa2TileTest : public ::testing::TestWithParam<TileCase> {};
 TEST_P(Fa2TileTest, EveryCompiledTileIsCorrectAndTimed) {
   ATTN_SKIP_WITHOUT_GPU();
   const auto& [d, tiles, causal] = GetParam();
-  const attn::Knobs knobs = tile_knobs(tiles);
+  const attn::Knobs knobs{
+      {"br", tiles.br}, {"bc", tiles.bc}, {"warps", tiles.warps}, {"stages", tiles.stages}};
   const attn::KernelSpec spec = attn::make_fa2_mma_spec();
   // Correctness at a ragged shape (tails on both axes, GQA).
   {
@@ -195,7 +179,7 @@ std::vector<TileCase> tile_cases() {
 std::string tile_name(const ::testing::TestParamInfo<TileCase>& info) {
   const auto& c = info.param;
   std::string name = "d";
-  for (int v : {c.d, c.tiles.br, c.tiles.bc, c.tiles.warps, c.tiles.stages, c.tiles.cols}) {
+  for (int v : {c.d, c.tiles.br, c.tiles.bc, c.tiles.warps, c.tiles.stages}) {
     name += std::to_string(v);
     name += 'x';
   }
@@ -223,7 +207,9 @@ TEST(Fa2MmaSpec, RefusesWhatItDoesNotCompile) {
   // Every compiled tile is a legal knob combination; zero knobs take the default.
   for (int d : attn::fa2::kHeadDims)
     for (const auto& t : attn::fa2::compiled_tiles(d))
-      EXPECT_EQ(spec.why_not(make_problem(1, 1, 1, 16, 16, d, DType::fp16), tile_knobs(t)), "")
+      EXPECT_EQ(spec.why_not(make_problem(1, 1, 1, 16, 16, d, DType::fp16),
+                             {{"br", t.br}, {"bc", t.bc}, {"warps", t.warps}, {"stages", t.stages}}),
+                "")
           << d << " " << attn::fa2::to_string(t);
 }
 
