@@ -42,9 +42,12 @@ void run_fa2(const Fa2Params& p, const TileConfig& tiles, bool band, void* strea
           constexpr TileConfig c = kTiles[I];
           if (launched || !(tiles == c)) return;
           launched = true;
-          if (band)
-            launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, true>(p, st);
-          else
+          if (band) {
+            if constexpr (is_tight(D, c))
+              throw KernelError("fa2.mma: tiles " + to_string(c) + " are compiled without the band mask");
+            else
+              launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, true>(p, st);
+          } else
             launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, false>(p, st);
         }(),
         ...);

@@ -53,6 +53,9 @@ bool is_compiled(int d, const TileConfig& t) {
   return false;
 }
 
+// Causal or windowed: the kernel with the band test compiled in runs (fill_params' rule).
+bool has_band(const Problem& p) { return p.causal || p.window.left >= 0 || p.window.right >= 0; }
+
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
     return "dtype = " + std::string(to_string(p.dtype)) + ": fa2.mma takes fp16 and bf16";
@@ -64,10 +67,18 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
            ": fa2.mma is compiled for 32, 64, 96, 128, 160, 192, 224, 256";
   if (std::string why = fa2::launch_shape_why_not(p, "fa2.mma"); !why.empty()) return why;
   const int d = static_cast<int>(p.head_dim);
-  const TileConfig t = requested_tiles(knobs, fa2::compiled_tiles(d)[0]);
+  const bool band = has_band(p);
+  // The base the knobs modify: the default tile for this mask, shared memory aside (prepare checks it).
+  const TileConfig t = requested_tiles(knobs, fa2::default_tiles(d, p.dtype, band, 0, 1 << 30).tiles);
   if (!is_compiled(d, t))
     return "knobs br/bc/warps/stages = " + fa2::to_string(t) + ": not compiled for D=" + std::to_string(d) +
            "; compiled: " + compiled_list(d);
+  if (band && fa2::is_tight(d, t))
+    return "knobs br/bc/warps/stages = " + fa2::to_string(t) +
+           ": compiled without the band mask (S, O and the band's state do not fit 255 registers); causal "
+           "and "
+           "windowed problems at D=" +
+           std::to_string(d) + " take the other tiles: " + compiled_list(d);
   return {};
 }
 
@@ -132,7 +143,7 @@ std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs
   const int smem_optin = dev.smem_optin;
   const int d = static_cast<int>(p.head_dim);
   const fa2::TileChoice choice =
-      fa2::default_tiles(d, p.dtype, p.causal, dev.major * 10 + dev.minor, smem_optin);
+      fa2::default_tiles(d, p.dtype, has_band(p), dev.major * 10 + dev.minor, smem_optin);
   const TileConfig t = requested_tiles(knobs, choice.tiles);
   if (fa2::smem_bytes(d, t) > smem_optin)
     throw Unsupported("tiles " + fa2::to_string(t) + " need " + std::to_string(fa2::smem_bytes(d, t)) +

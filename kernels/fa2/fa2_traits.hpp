@@ -28,9 +28,20 @@ constexpr bool is_compiled_head_dim(int d) {
   return false;
 }
 
+// A tile whose S (all Bc keys) and O together take 192 or more of a thread's registers with O at 128
+// or more (D = 128 at Bc = 64): its row sums live in shared memory and it is compiled without the
+// band mask, which ptxas cannot fit in 255 registers beside them (KernelTraits::kTight).
+constexpr bool is_tight(int d, const TileConfig& t) {
+  const int m_tiles = t.br / t.warps / 16;
+  return m_tiles * (t.bc + d) / 2 >= 192 && m_tiles * d / 2 >= 128;
+}
+
 // Shared memory of one CTA [bytes]: Q [br] + stages x K [bc] + V [bc] rows of D + 8 elements (the 16-byte
-// pad makes each row an odd number of 16-byte chunks, so ldmatrix rows hit distinct banks).
-constexpr int smem_bytes(int d, const TileConfig& t) { return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2; }
+// pad makes each row an odd number of 16-byte chunks, so ldmatrix rows hit distinct banks); a tight
+// tile adds 2 fp32 row sums a query row.
+constexpr int smem_bytes(int d, const TileConfig& t) {
+  return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2 + (is_tight(d, t) ? t.br * 2 * 4 : 0);
+}
 
 // The tiles compiled per head dim: the default first, then alternatives kept for measurement.
 // Numbers: fa2.mma tile test, B*S = 16384, H = 2048/D, S = 4096, fp16, TFLOPS full / causal, H100,
@@ -40,9 +51,10 @@ inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2}};
 // D=64: 128x128 s2 318.0 / 283.1; 128x64 s1 306.5 / 274.1.
 inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2}, {128, 64, 4, 1}};
 inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2}};
-// D=128: 128x32 s2 336.5 / 282.0 (10:02 UTC: 342.4 / 286.4); 128x64 s2 337.0 / 279.0 (340.8 /
-// 278.1); 128x128x8w s2 279.0 / 259.1 (16 rows a warp: twice the ldmatrix bytes per mma).
-inline constexpr TileConfig kTilesD128[] = {{128, 32, 4, 2}, {128, 64, 4, 2}, {128, 128, 8, 2}};
+// D=128 (v9, 18:36 UTC, S = 2048/4096/8192 full): 128x64 s2 (tight: no band mask) 341.0 / 349.6 /
+// 351.1 against 128x32 s2's 320.6 / 331.6 / 336.5 in the same passes; causal problems take 128x32.
+// 128x128x8w s2 279.0 / 259.1 at S = 4096 (16 rows a warp: twice the ldmatrix bytes per mma).
+inline constexpr TileConfig kTilesD128[] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {128, 128, 8, 2}};
 // D >= 160: 8 warps x 16 rows (32 rows of D >= 160 would need >= 160 O registers a thread).
 inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2}};
@@ -80,13 +92,25 @@ struct TileChoice {
 };
 
 // Default tiles per (D, dtype, causal, arch). `sm` is major * 10 + minor; `smem_optin` the
-// per-block shared-memory limit [bytes]. dtype and causal do not change the choice so far: fp16
-// and bf16 run the same instructions at the same rate, and causal only skips whole tiles.
-constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool /*causal*/, [[maybe_unused]] int sm,
+// per-block shared-memory limit [bytes]. `band`: causal or windowed (the band mask is compiled in),
+// which the tight tiles do not take. dtype does not change the choice: fp16 and bf16 run the same
+// instructions at the same rate.
+constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool band, [[maybe_unused]] int sm,
                                    int smem_optin) {
   const auto first = compiled_tiles(d);
   if (first.empty()) return {{}, "head dim not compiled"};
-  const TileConfig t = first[0];
+  TileConfig t = first[0];
+  if (band && is_tight(d, t)) {
+    for (const TileConfig& alt : first)
+      if (!is_tight(d, alt)) {
+        t = alt;
+        break;
+      }
+    if (smem_bytes(d, t) <= smem_optin)
+      return {t,
+              "D=128 with the band mask: 128x32, 4 warps x 32 rows, 2 K buffers (128x64 is compiled without "
+              "the mask: S, O and the band's state do not fit 255 registers)"};
+  }
   if (smem_bytes(d, t) > smem_optin) {
     // sm_86/89 (99 KiB a block): the D >= 192 tiles with Bc=64 do not fit; the smallest compiled one
     // does (the caller checks it again).
@@ -97,11 +121,15 @@ constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool /*causal*/, [[ma
   // 32 rows a warp where O fits (D <= 128): each K/V fragment read from smem feeds two m-tiles, which
   // keeps ldmatrix traffic under the tensor pipe's rate; 16 rows a warp reads twice as much per mma.
   if (d <= 64)
-    return {t, "D <= 64: 128x128, 4 warps x 32 rows, 2 K buffers; softmax in 64-key steps at D=64"};
+    return {t,
+            "D <= 64: 128x128, 4 warps x 32 rows, 2 K buffers; S for all 128 keys, exp2 and PV in 64-key "
+            "steps at D=64"};
   if (d <= 128)
-    return {t, d == 128
-                   ? "D=128: 128x32, 4 warps x 32 rows, 2 K buffers, 2 CTAs/SM by registers (measured best)"
-                   : "D=96: 128x64, 4 warps x 32 rows, 2 K buffers, 2 CTAs/SM by registers"};
+    return {t,
+            d == 128
+                ? "D=128 without the band mask: 128x64, 4 warps x 32 rows, S for all 64 keys (Q read once a "
+                  "tile), row sums in shared memory, 2 K buffers, 2 CTAs/SM (measured best)"
+                : "D=96: 128x64, 4 warps x 32 rows, 2 K buffers, 2 CTAs/SM by registers"};
   if (d == 256) return {t, "D=256: 64x64, 4 warps x 16 rows, 1 K buffer: 101 KiB, so 2 CTAs/SM"};
   return {t, "D 160-224: 128x64, 8 warps x 16 rows (O is D/2 registers a thread), 2 K buffers"};
 }

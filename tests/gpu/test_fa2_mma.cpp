@@ -172,7 +172,8 @@ std::vector<TileCase> tile_cases() {
   std::vector<TileCase> out;
   for (int d : {64, 128, 256})
     for (const auto& t : attn::fa2::compiled_tiles(d))
-      for (bool causal : {false, true}) out.push_back({d, t, causal});
+      for (bool causal : {false, true})
+        if (!causal || !attn::fa2::is_tight(d, t)) out.push_back({d, t, causal});  // tight: no band mask
   return out;
 }
 
@@ -204,6 +205,16 @@ TEST(Fa2MmaSpec, RefusesWhatItDoesNotCompile) {
   const std::string bad_knob = spec.why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp16), {{"bc", 16}});
   EXPECT_NE(bad_knob.find("not compiled for D=128"), std::string::npos) << bad_knob;
   EXPECT_NE(bad_knob.find("128x32x4w s2"), std::string::npos) << bad_knob;
+  // The tight tile (D=128 128x64) is compiled without the band mask: refused for causal and windowed
+  // problems with the reason, while the causal default is another tile.
+  const attn::Knobs tight{{"br", 128}, {"bc", 64}, {"warps", 4}, {"stages", 2}};
+  EXPECT_EQ(spec.why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp16), tight), "");
+  const std::string causal_tight = spec.why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp16, true), tight);
+  EXPECT_NE(causal_tight.find("compiled without the band mask"), std::string::npos) << causal_tight;
+  EXPECT_NE(spec.why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp16, false, {64, 0}), tight)
+                .find("without the band mask"),
+            std::string::npos);
+  EXPECT_EQ(spec.why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp16, true), {}), "");
   // Every compiled tile is a legal knob combination; zero knobs take the default.
   for (int d : attn::fa2::kHeadDims)
     for (const auto& t : attn::fa2::compiled_tiles(d))
@@ -220,6 +231,14 @@ TEST(Fa2MmaSpec, DefaultTilesFitAndSayWhy) {
     EXPECT_LE(attn::fa2::smem_bytes(d, c.tiles), 227 * 1024) << d;
     EXPECT_GT(std::string(c.reason).size(), 10u) << d;
   }
+  // With the band mask every head dim gets a tile compiled with it.
+  for (int d : attn::fa2::kHeadDims) {
+    const auto c = attn::fa2::default_tiles(d, DType::fp16, true, 90, 227 * 1024);
+    EXPECT_FALSE(attn::fa2::is_tight(d, c.tiles)) << d;
+  }
+  EXPECT_EQ(attn::fa2::default_tiles(128, DType::fp16, true, 90, 227 * 1024).tiles,
+            (attn::fa2::TileConfig{128, 32, 4, 2}));
+  EXPECT_TRUE(attn::fa2::is_tight(128, attn::fa2::compiled_tiles(128)[0]));
   // sm_89 (99 KiB a block): whatever is chosen for D=256 fits.
   const auto small = attn::fa2::default_tiles(256, DType::fp16, false, 89, 99 * 1024);
   EXPECT_LE(attn::fa2::smem_bytes(256, small.tiles), 99 * 1024);
