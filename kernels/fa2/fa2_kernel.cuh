@@ -1,7 +1,8 @@
 // fa2.mma kernel body: FlashAttention-2 forward on mma.sync m16n8k16 (fp32 accumulation), ldmatrix
 // from padded shared memory, cp.async K/V loads overlapped with compute (V_j lands during S = QK_j^T;
 // K_{j-1} during softmax and PV with one K buffer, during all of tile j with two), online softmax in
-// exp2 with the scale folded in, O in registers.
+// exp2 with the scale folded in, O in registers. S is computed for the whole K tile (Q's fragments
+// read once a tile); exp2 and PV then run in steps of kSub keys where S and O would not fit together.
 // One CTA = Br query rows of one (batch, head); each warp owns Br / warps rows and all Bc keys.
 #pragma once
 #include <cuda_bf16.h>

@@ -1,10 +1,11 @@
 // fa2.mma: the registry entry of the FlashAttention-2 class kernel family (kernels/fa2/).
 // Variants (one per compiled tile, knobs br/bc/warps/stages; see fa2_traits.hpp for the list and the
 // default per head dim). v1: one K and one V buffer in the FA2 order (V_j lands during QK_j,
-// K_{j-1} during softmax and PV), padded smem rows, sub-tiled softmax where S and O would not fit
-// together. v2: stages = 2 K buffers (K_{j-1} issued with V_j at the top of tile j), needed by the
-// sub-tiled tiles (a later sub-tile still reads K_j) and better overlapped; stages = 1 kept where
-// its smaller footprint buys a second CTA per SM (docs/PERF.md has the numbers).
+// K_{j-1} during softmax and PV), padded smem rows. v2: stages = 2 K buffers (K_{j-1} issued with
+// V_j at the top of tile j); stages = 1 kept where its smaller footprint buys a second CTA per SM.
+// v7: the K/V head offset computed once. v9: S over the whole K tile, exp2 and PV in steps where S
+// and O would not fit together; the "tight" D=128 128x64 tile has no band kernel, so causal and
+// windowed problems there take 128x32 (docs/PERF.md has every version and its numbers).
 #include <cuda_runtime.h>
 
 #include <algorithm>
