@@ -45,22 +45,23 @@ constexpr int smem_bytes(int d, const TileConfig& t) {
 
 // The tiles compiled per head dim: the default first, then alternatives kept for measurement.
 // Numbers: fa2.mma tile test, B*S = 16384, H = 2048/D, S = 4096, fp16, TFLOPS full / causal, H100,
-// 2026-11-22 10:19 UTC (docs/PERF.md "fa2.mma" has every version).
+// 2026-11-22 at the time named (docs/PERF.md "fa2.mma" has every version).
 // D <= 128: 4 warps x 32 rows; a thread holds O in D fp32 registers and S in kSub registers.
 inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2}};
-// D=64: 128x128 s2 318.0 / 283.1; 128x64 s1 306.5 / 274.1.
+// D=64 (v9 tile test, 18:13 UTC): 128x128 s2 342.9 / 306.3 (S for all 128 keys, Q read once a tile);
+// 128x64 s1 317.3 / 286.2.
 inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2}, {128, 64, 4, 1}};
 inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2}};
-// D=128 (v9, 18:36 UTC, S = 2048/4096/8192 full): 128x64 s2 (tight: no band mask) 341.0 / 349.6 /
-// 351.1 against 128x32 s2's 320.6 / 331.6 / 336.5 in the same passes; causal problems take 128x32.
-// 128x128x8w s2 279.0 / 259.1 at S = 4096 (16 rows a warp: twice the ldmatrix bytes per mma).
+// D=128 (v9 tile test, 18:13 UTC): 128x64 s2 372.5 (tight: compiled without the band mask, so no
+// causal figure); 128x32 s2 331.5 / 294.6, the default with a band; 128x128x8w s2 292.9 / 265.3
+// (16 rows a warp: twice the ldmatrix bytes per mma).
 inline constexpr TileConfig kTilesD128[] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {128, 128, 8, 2}};
 // D >= 160: 8 warps x 16 rows (32 rows of D >= 160 would need >= 160 O registers a thread).
 inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD224[] = {{128, 64, 8, 2}};
-// D=256 (16 rows a warp: O alone is 128 registers): 64x64x4w s1 302.7 / 276.9 (two 99 KiB CTAs
-// an SM); 128x64x8w s2 292.4 / 251.2 (one CTA); 128x32x8w s2 256.1 / 217.9.
+// D=256 (16 rows a warp: O alone is 128 registers; v9 tile test, 18:13 UTC): 64x64x4w s1 304.4 /
+// 275.8 (two 99 KiB CTAs an SM); 128x64x8w s2 293.6 / 250.2 (one CTA); 128x32x8w s2 254.8 / 220.8.
 inline constexpr TileConfig kTilesD256[] = {{64, 64, 4, 1}, {128, 64, 8, 2}, {128, 32, 8, 2}};
 
 constexpr std::span<const TileConfig> compiled_tiles(int d) {
