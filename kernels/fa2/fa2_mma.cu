@@ -76,10 +76,9 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
            "; compiled: " + compiled_list(d);
   if (band && fa2::is_tight(d, t))
     return "knobs br/bc/warps/stages = " + fa2::to_string(t) +
-           ": compiled without the band mask (S, O and the band's state do not fit 255 registers); causal "
-           "and "
-           "windowed problems at D=" +
-           std::to_string(d) + " take the other tiles: " + compiled_list(d);
+           ": compiled without the band mask (S, O and the band's state do not fit 255 registers); " +
+           "causal and windowed problems at D=" + std::to_string(d) +
+           " take the other tiles: " + compiled_list(d);
   return {};
 }
 

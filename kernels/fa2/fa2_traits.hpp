@@ -92,7 +92,7 @@ struct TileChoice {
   const char* reason;
 };
 
-// Default tiles per (D, dtype, causal, arch). `sm` is major * 10 + minor; `smem_optin` the
+// Default tiles per (D, dtype, band, arch). `sm` is major * 10 + minor; `smem_optin` the
 // per-block shared-memory limit [bytes]. `band`: causal or windowed (the band mask is compiled in),
 // which the tight tiles do not take. dtype does not change the choice: fp16 and bf16 run the same
 // instructions at the same rate.
@@ -116,7 +116,8 @@ constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool band, [[maybe_un
     // sm_86/89 (99 KiB a block): the D >= 192 tiles with Bc=64 do not fit; the smallest compiled one
     // does (the caller checks it again).
     for (const TileConfig& alt : first)
-      if (smem_bytes(d, alt) <= smem_optin) return {alt, "default tiles exceed this GPU's shared memory"};
+      if (smem_bytes(d, alt) <= smem_optin && !(band && is_tight(d, alt)))
+        return {alt, "default tiles exceed this GPU's shared memory"};
     return {t, "no compiled tile fits this GPU's shared memory"};
   }
   // 32 rows a warp where O fits (D <= 128): each K/V fragment read from smem feeds two m-tiles, which
