@@ -75,18 +75,13 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   ASSERT_EQ(p.validate(), "");
   // A fresh draw per case: the seed follows the case's shape and mask.
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()));
-  const Inputs in = make_inputs(p, seed);
-
-  RunOutput got;
-  run_kernel(attn::make_fa2_mma_spec(), p, {}, in, 0, got);
+  OracleRun run;
+  run_against_oracle(attn::make_fa2_mma_spec(), p, {}, seed, run);
   if (HasFatalFailure()) return;
-
-  std::size_t empty_rows = 0;
-  expect_written_and_empty_rows_zero(p, got, empty_rows);
-  if (HasFatalFailure()) return;
-
-  const Oracle ref = oracle_rows(p, in);
-  const Errors mine = compare(p, ref, got);
+  const Inputs& in = run.in;
+  const Oracle& ref = run.ref;
+  const Errors& mine = run.err;
+  const std::size_t empty_rows = run.empty_rows;
 
   // cuDNN on the same inputs, where it takes the case: the tolerance is 2x its error (the engine's
   // rule, with the same floor of a quarter of the dtype bound for cases where cuDNN is exact-ish).

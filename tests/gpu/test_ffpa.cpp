@@ -84,20 +84,15 @@ TEST_P(FfpaTest, MatchesOracleWithinItsBound) {
   const Problem& p = c.problem;
   ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()));
-  const Inputs in = make_inputs(p, seed);
   const attn::KernelSpec spec =
       c.acc_f16 ? attn::make_ffpa_l1_acc_f16_spec() : attn::make_ffpa_l1_acc_f32_spec();
-
-  RunOutput got;
-  run_kernel(spec, p, {{"stages", c.stages}, {"q_resident", c.q_resident}}, in, 0, got);
+  OracleRun run;
+  run_against_oracle(spec, p, {{"stages", c.stages}, {"q_resident", c.q_resident}}, seed, run);
   if (HasFatalFailure()) return;
-
-  std::size_t empty_rows = 0;
-  expect_written_and_empty_rows_zero(p, got, empty_rows);
-  if (HasFatalFailure()) return;
-
-  const Oracle ref = oracle_rows(p, in);
-  const Errors mine = compare(p, ref, got);
+  const Inputs& in = run.in;
+  const Oracle& ref = run.ref;
+  const Errors& mine = run.err;
+  const std::size_t empty_rows = run.empty_rows;
 
   FfpaTolerance tol;
   ffpa_tolerance(p, c.acc_f16, in, ref, tol);

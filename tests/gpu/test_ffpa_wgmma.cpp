@@ -116,18 +116,13 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   const Problem& p = c.problem;
   ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 17u);
-  const Inputs in = make_inputs(p, seed);
-
-  RunOutput got;
-  run_kernel(*spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}}, in, 0, got);
+  OracleRun run;
+  run_against_oracle(*spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}}, seed, run);
   if (HasFatalFailure()) return;
-
-  std::size_t empty_rows = 0;
-  expect_written_and_empty_rows_zero(p, got, empty_rows);
-  if (HasFatalFailure()) return;
-
-  const Oracle ref = oracle_rows(p, in);
-  const Errors mine = compare(p, ref, got);
+  const Inputs& in = run.in;
+  const Oracle& ref = run.ref;
+  const Errors& mine = run.err;
+  const std::size_t empty_rows = run.empty_rows;
 
   FfpaTolerance tol;
   ffpa_tolerance(p, c.acc_f16, in, ref, tol);

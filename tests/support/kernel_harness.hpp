@@ -242,6 +242,29 @@ inline Errors compare(const Problem& p, const Oracle& ref, const RunOutput& got)
   return compare(p, ref.rows, got, ref.o, ref.lse);
 }
 
+// One correctness run of the GPU kernel suites: inputs drawn from `seed`, one launch of `spec` with
+// `knobs`, every element written (empty rows exactly 0, LSE -inf), then the error against the fp64
+// oracle. The inputs and oracle stay for tolerance rules that rerun a baseline on them. Fatal
+// failures: callers check HasFatalFailure().
+struct OracleRun {
+  Inputs in;
+  RunOutput got;
+  std::size_t empty_rows = 0;
+  Oracle ref;
+  Errors err;
+};
+
+inline void run_against_oracle(const attn::KernelSpec& spec, const Problem& p, const attn::Knobs& knobs,
+                               std::uint32_t seed, OracleRun& out) {
+  out.in = make_inputs(p, seed);
+  run_kernel(spec, p, knobs, out.in, 0, out.got);
+  if (::testing::Test::HasFatalFailure()) return;
+  expect_written_and_empty_rows_zero(p, out.got, out.empty_rows);
+  if (::testing::Test::HasFatalFailure()) return;
+  out.ref = oracle_rows(p, out.in);
+  out.err = compare(p, out.ref, out.got);
+}
+
 inline double dtype_bound(DType t) { return 4.0 * std::ldexp(1.0, t == DType::fp16 ? -11 : -8); }
 
 inline Problem make_problem(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
