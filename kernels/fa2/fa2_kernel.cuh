@@ -13,6 +13,7 @@
 
 #include "kernels/common/mma_ptx.cuh"
 #include "kernels/fa2/fa2_params.hpp"
+#include "kernels/fa2/fa2_traits.hpp"
 
 namespace attn::fa2 {
 
@@ -32,15 +33,15 @@ struct KernelTraits {
   static constexpr int kMTiles = kWarpRows / 16;
   static constexpr int kSmemQ = Br * kStride;   // [elements]
   static constexpr int kSmemKV = Bc * kStride;  // [elements]
-  // Where the tile's S (kMTiles * Bc / 2 fp32 registers) and O (kMTiles * D / 2) leave under 63
-  // registers of the 255 for everything else (only D = 128 at Bc = 64: 64 + 128), each thread's
-  // running row sums live in shared memory, and the tile is compiled without the band mask: with
-  // them in registers, or with the band test's state, ptxas spills 8-92 bytes (measured at v9).
-  static constexpr bool kTight = kMTiles * (Bc + D) / 2 >= 192 && kMTiles * D / 2 >= 128;
+  static constexpr TileConfig kTile{Br, Bc, Warps, Stages};
+  // Where S and O leave under 63 registers of the 255 for everything else (is_tight: D = 128 at
+  // Bc = 64), each thread's running row sums live in shared memory, and the tile is compiled without
+  // the band mask: with them in registers, or with the band test's state, ptxas spills 8-92 bytes
+  // (measured at v9).
+  static constexpr bool kTight = is_tight(D, kTile);
   // Q, Stages K buffers (K_{j-1} loads during all of tile j), one V buffer, then (kTight) each
   // thread's 2 * kMTiles row sums [bytes].
-  static constexpr int kSmemBytes =
-      (kSmemQ + (Stages + 1) * kSmemKV) * 2 + (kTight ? kThreads * 2 * kMTiles * 4 : 0);
+  static constexpr int kSmemBytes = smem_bytes(D, kTile);
   // Keys per exp2/PV step: the largest of Bc, Bc/2, Bc/4 whose S registers, with O's, stay within
   // kSubRegBudget a thread (kMTiles * (kSub + D) / 2 fp32 registers); S itself is computed for the
   // whole tile first, so Q's fragments are read once a tile, and its registers free step by step.

@@ -124,7 +124,7 @@ class Fa2MmaKernel final : public PreparedKernel {
             "fa2.mma: Q, K, V and O must be non-null and 16-byte aligned (cp.async and 16-byte stores)");
     Fa2Params prm;
     fa2::fill_params(prm, pr, a);
-    const bool band = prm.left >= 0 || prm.right >= 0;
+    const bool band = has_band(pr);
     const int d = static_cast<int>(pr.head_dim);
     if (pr.dtype == DType::fp16)
       dispatch_head_dim<DType::fp16>(d, prm, m_tiles, band, a.stream);

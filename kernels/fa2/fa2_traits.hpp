@@ -28,19 +28,23 @@ constexpr bool is_compiled_head_dim(int d) {
   return false;
 }
 
+// m16 tiles a warp's query rows make (1 or 2).
+constexpr int m_tiles(const TileConfig& t) { return t.br / t.warps / 16; }
+
 // A tile whose S (all Bc keys) and O together take 192 or more of a thread's registers with O at 128
 // or more (D = 128 at Bc = 64): its row sums live in shared memory and it is compiled without the
-// band mask, which ptxas cannot fit in 255 registers beside them (KernelTraits::kTight).
+// band mask, which ptxas cannot fit in 255 registers beside them.
 constexpr bool is_tight(int d, const TileConfig& t) {
-  const int m_tiles = t.br / t.warps / 16;
-  return m_tiles * (t.bc + d) / 2 >= 192 && m_tiles * d / 2 >= 128;
+  return m_tiles(t) * (t.bc + d) / 2 >= 192 && m_tiles(t) * d / 2 >= 128;
 }
 
-// Shared memory of one CTA [bytes]: Q [br] + stages x K [bc] + V [bc] rows of D + 8 elements (the 16-byte
-// pad makes each row an odd number of 16-byte chunks, so ldmatrix rows hit distinct banks); a tight
-// tile adds 2 fp32 row sums a query row.
+// Shared memory of one CTA [bytes], the one count the kernel and the fit checks share: Q [br] +
+// stages x K [bc] + V [bc] rows of D + 8 elements (the 16-byte pad makes each row an odd number of
+// 16-byte chunks, so ldmatrix rows hit distinct banks); a tight tile adds every thread's running row
+// sums, 2 per m16 tile (4 words a query row: each thread of a row's quad keeps its own).
 constexpr int smem_bytes(int d, const TileConfig& t) {
-  return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2 + (is_tight(d, t) ? t.br * 2 * 4 : 0);
+  return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2 +
+         (is_tight(d, t) ? t.warps * 32 * 2 * m_tiles(t) * 4 : 0);
 }
 
 // The tiles compiled per head dim: the default first, then alternatives kept for measurement.
