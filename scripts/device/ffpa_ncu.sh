@@ -15,16 +15,18 @@ for c in "${cases[@]}"; do
   read -r kern B H S D causal <<< "$c"
   n=$((n + 1))
   echo "== ncu $n: $kern B=$B H=$H S=$S D=$D causal=$causal"
+  # One launch of the matching kernel: PyTorch's flash kernel after its warm-up, or ours after one sample.
+  profile() {
+    timeout ${NCU_TIMEOUT_S:-90} ncu --clock-control none --cache-control none --metrics $METRICS --page details \
+      --launch-count 1 "$@" > $OUT/ncu_$n.txt 2>&1
+  }
   if [ "$kern" = torch.flash ]; then
-    timeout ${NCU_TIMEOUT_S:-90} ncu --clock-control none --cache-control none --metrics $METRICS --page details \
-      -k regex:'flash_fwd' --launch-skip 5 --launch-count 1 \
-      python3 scripts/device/torch_sdpa_case.py $B $H $S $D fp16 $causal > $OUT/ncu_$n.txt 2>&1
+    profile -k regex:'flash_fwd' --launch-skip 5 python3 scripts/device/torch_sdpa_case.py $B $H $S $D fp16 $causal
   else
-    timeout ${NCU_TIMEOUT_S:-90} ncu --clock-control none --cache-control none --metrics $METRICS --page details \
-      -k regex:'ffpa|fa2' --launch-skip 1 --launch-count 1 \
+    profile -k regex:'ffpa|fa2' --launch-skip 1 \
       $PWD/$BIN/attnscope run --in-process --kernels "$kern" --batch $B --heads $H --seq $S --head-dim $D \
       --dtype fp16 --causal $causal --no-check --metrics none --warmup-ms 0 --min-samples 2 --max-samples 2 \
-      --out /tmp/ncu_run_$n --force > $OUT/ncu_$n.txt 2>&1
+      --out /tmp/ncu_run_$n --force
   fi
   echo "rc=$?"
   grep -E "__|ffpa_fwd|fa2_fwd|flash_fwd" $OUT/ncu_$n.txt | sed -e 's/smsp__average_warps_issue_stalled_/stall_/' -e 's/_per_issue_active.ratio//' | awk '$NF != "0" && $NF != "0.00"' | head -40
