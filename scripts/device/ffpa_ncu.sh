@@ -9,17 +9,18 @@ OUT=${OUT:-/tmp/out}
 export ATTNSCOPE_PRESETS=$PWD/assets/presets
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 METRICS=${NCU_METRICS:-gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_tensor_op_hmma.sum,smsp__inst_executed.sum,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,launch__block_size,launch__grid_size,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_misc_per_issue_active.ratio,smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio}
+# One launch of the matching kernel (into $OUT/ncu_$n.txt): PyTorch's flash kernel after its warm-up,
+# or ours after one sample.
+profile() {
+  timeout ${NCU_TIMEOUT_S:-90} ncu --clock-control none --cache-control none --metrics $METRICS --page details \
+    --launch-count 1 "$@" > $OUT/ncu_$n.txt 2>&1
+}
 n=0
 IFS=';' read -ra cases <<< "${NCU_CASES:-ffpa.l1.acc_f16@q_resident=1 1 48 8192 512 0}"
 for c in "${cases[@]}"; do
   read -r kern B H S D causal <<< "$c"
   n=$((n + 1))
   echo "== ncu $n: $kern B=$B H=$H S=$S D=$D causal=$causal"
-  # One launch of the matching kernel: PyTorch's flash kernel after its warm-up, or ours after one sample.
-  profile() {
-    timeout ${NCU_TIMEOUT_S:-90} ncu --clock-control none --cache-control none --metrics $METRICS --page details \
-      --launch-count 1 "$@" > $OUT/ncu_$n.txt 2>&1
-  }
   if [ "$kern" = torch.flash ]; then
     profile -k regex:'flash_fwd' --launch-skip 5 python3 scripts/device/torch_sdpa_case.py $B $H $S $D fp16 $causal
   else
