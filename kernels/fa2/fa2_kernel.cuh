@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernels/common/mma_ptx.cuh"
+#include "kernels/fa2/fa2_head_offsets.cuh"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
 
@@ -131,10 +132,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int row0 = m_block * Br;
 
-  const T* q_base = static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+  const T* q_base = static_cast<const T*>(p.q) + q_head_offset(p, b, h, D);
   // The K/V head's offset [elements], computed once: rebuilding it per tile from the block
   // coordinates cost an integer division by the group size and two S2R reads per load (v7).
-  const std::int64_t kv_off = (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + h / p.group) * D;
+  const std::int64_t kv_off = kv_head_offset(p, b, h, D);
 
   // Visible key range of the block: keys [key_lo, key_hi) hold every row's band.
   const int diag_off = p.seq_kv - p.seq_q;
@@ -344,7 +345,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   __syncthreads();
   const int e_b = ctaid_z(), e_h = ctaid_y();
   const int e_row0 = (static_cast<int>(gridDim.x) - 1 - ctaid_x()) * Br;
-  T* o_base = static_cast<T*>(p.o) + (static_cast<std::int64_t>(e_b) * p.seq_q * p.heads_q + e_h) * D;
+  T* o_base = static_cast<T*>(p.o) + q_head_offset(p, e_b, e_h, D);
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll

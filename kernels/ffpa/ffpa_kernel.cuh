@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "kernels/common/mma_ptx.cuh"
+#include "kernels/fa2/fa2_head_offsets.cuh"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
 #include "kernels/ffpa/ffpa_params.hpp"
 #include "kernels/ffpa/ffpa_traits.hpp"
@@ -167,8 +168,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
   const int D = p.head_dim;
   const int n_chunks = (D + kChunk - 1) / kChunk;
 
-  const T* q_head = static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
-  const std::int64_t kv_off = (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + h / p.group) * D;
+  const T* q_head = static_cast<const T*>(p.q) + fa2::q_head_offset(p, b, h, D);
+  const std::int64_t kv_off = fa2::kv_head_offset(p, b, h, D);
   const T* k_head = static_cast<const T*>(p.k) + kv_off;
   const T* v_head = static_cast<const T*>(p.v) + kv_off;
 
@@ -513,7 +514,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks) ffpa_fwd_kernel(
     }
   }
   cp_async_wait_all();
-  T* o_head = static_cast<T*>(p.o) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+  T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, b, h, D);
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     const int row = row0 + lrow(i);

@@ -22,6 +22,7 @@
 
 #include "kernels/common/mma_ptx.cuh"
 #include "kernels/common/wgmma_ptx.cuh"
+#include "kernels/fa2/fa2_head_offsets.cuh"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
@@ -161,8 +162,8 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   const int oc0 = pass * p.pass_chunks;
   const int n_oc = min(p.pass_chunks, n_dc - oc0);
 
-  const T* q_head = static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
-  const std::int64_t kv_off = (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + h / p.group) * D;
+  const T* q_head = static_cast<const T*>(p.q) + fa2::q_head_offset(p, b, h, D);
+  const std::int64_t kv_off = fa2::kv_head_offset(p, b, h, D);
   const T* k_head = static_cast<const T*>(p.k) + kv_off;
   const T* v_head = static_cast<const T*>(p.v) + kv_off;
 
@@ -348,7 +349,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 
   // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0).
   cp_async_wait_all();
-  T* o_head = static_cast<T*>(p.o) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+  T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, b, h, D);
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     float l = row_sum[hr];
