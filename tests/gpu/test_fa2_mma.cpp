@@ -78,10 +78,6 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   OracleRun run;
   run_against_oracle(attn::make_fa2_mma_spec(), p, {}, seed, run);
   if (HasFatalFailure()) return;
-  const Inputs& in = run.in;
-  const Oracle& ref = run.ref;
-  const Errors& mine = run.err;
-  const std::size_t empty_rows = run.empty_rows;
 
   // cuDNN on the same inputs, where it takes the case: the tolerance is 2x its error (the engine's
   // rule, with the same floor of a quarter of the dtype bound for cases where cuDNN is exact-ish).
@@ -100,21 +96,21 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
     }
     if (dnn_kernel) {
       RunOutput ref_dnn;
-      run_prepared(*dnn_kernel, p, in, 0, ref_dnn);
+      run_prepared(*dnn_kernel, p, run.in, 0, ref_dnn);
       if (HasFatalFailure()) return;
-      dnn_err = compare(p, ref, ref_dnn).rel_l2;
+      dnn_err = compare(p, run.ref, ref_dnn).rel_l2;
       if (std::isfinite(dnn_err)) {
         tol = std::max(2.0 * dnn_err, 0.25 * dtype_bound(p.dtype));
         rule = "2x cudnn.sdpa";
       }
     }
   }
-  std::cout << "[fa2.mma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << mine.rel_l2
+  std::cout << "[fa2.mma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << run.err.rel_l2
             << ", cudnn " << dnn_err << ", tol " << tol << " (" << rule << "), LSE max abs "
-            << mine.lse_max_abs << ", empty rows " << empty_rows << ", rows checked " << ref.rows.size()
-            << "\n";
-  EXPECT_LE(mine.rel_l2, tol) << p.full_label();
-  EXPECT_LE(mine.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+            << run.err.lse_max_abs << ", empty rows " << run.empty_rows << ", rows checked "
+            << run.ref.rows.size() << "\n";
+  EXPECT_LE(run.err.rel_l2, tol) << p.full_label();
+  EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
 }
 
 std::string case_name(const ::testing::TestParamInfo<Fa2Case>& info) { return info.param.name; }

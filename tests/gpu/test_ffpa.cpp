@@ -89,21 +89,17 @@ TEST_P(FfpaTest, MatchesOracleWithinItsBound) {
   OracleRun run;
   run_against_oracle(spec, p, {{"stages", c.stages}, {"q_resident", c.q_resident}}, seed, run);
   if (HasFatalFailure()) return;
-  const Inputs& in = run.in;
-  const Oracle& ref = run.ref;
-  const Errors& mine = run.err;
-  const std::size_t empty_rows = run.empty_rows;
 
   FfpaTolerance tol;
-  ffpa_tolerance(p, c.acc_f16, in, ref, tol);
+  ffpa_tolerance(p, c.acc_f16, run.in, run.ref, tol);
   if (HasFatalFailure()) return;
   std::cout << "[" << spec.id << "] " << c.name << " (" << p.full_label() << ", stages " << c.stages
-            << ", q_resident " << c.q_resident << "): rel_l2 " << mine.rel_l2 << ", cublas.unfused "
+            << ", q_resident " << c.q_resident << "): rel_l2 " << run.err.rel_l2 << ", cublas.unfused "
             << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule << "), LSE max abs "
-            << mine.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows " << empty_rows
-            << ", rows checked " << ref.rows.size() << "\n";
-  EXPECT_LE(mine.rel_l2, tol.rel_l2) << p.full_label();
-  EXPECT_LE(mine.lse_max_abs, tol.lse_abs) << p.full_label();
+            << run.err.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows " << run.empty_rows
+            << ", rows checked " << run.ref.rows.size() << "\n";
+  EXPECT_LE(run.err.rel_l2, tol.rel_l2) << p.full_label();
+  EXPECT_LE(run.err.lse_max_abs, tol.lse_abs) << p.full_label();
 }
 
 std::string case_name(const ::testing::TestParamInfo<FfpaCase>& info) { return info.param.name; }

@@ -119,22 +119,18 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   OracleRun run;
   run_against_oracle(*spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}}, seed, run);
   if (HasFatalFailure()) return;
-  const Inputs& in = run.in;
-  const Oracle& ref = run.ref;
-  const Errors& mine = run.err;
-  const std::size_t empty_rows = run.empty_rows;
 
   FfpaTolerance tol;
-  ffpa_tolerance(p, c.acc_f16, in, ref, tol);
+  ffpa_tolerance(p, c.acc_f16, run.in, run.ref, tol);
   if (HasFatalFailure()) return;
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
             << ", warpgroups " << c.warpgroups << ", passes "
-            << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 " << mine.rel_l2
+            << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 " << run.err.rel_l2
             << ", cublas.unfused " << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule
-            << "), LSE max abs " << mine.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows "
-            << empty_rows << ", rows checked " << ref.rows.size() << "\n";
-  EXPECT_LE(mine.rel_l2, tol.rel_l2) << p.full_label();
-  EXPECT_LE(mine.lse_max_abs, tol.lse_abs) << p.full_label();
+            << "), LSE max abs " << run.err.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows "
+            << run.empty_rows << ", rows checked " << run.ref.rows.size() << "\n";
+  EXPECT_LE(run.err.rel_l2, tol.rel_l2) << p.full_label();
+  EXPECT_LE(run.err.lse_max_abs, tol.lse_abs) << p.full_label();
 }
 
 std::string case_name(const ::testing::TestParamInfo<WgmmaCase>& info) { return info.param.name; }
