@@ -118,6 +118,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   constexpr int kNT = kSub / 8;              // n8 tiles of S in one sub-tile
   constexpr int kDT = D / 8;                 // n8 tiles of O
   constexpr int kStrideB = Tr::kStride * 2;  // [bytes]
+  // Growth of a row's max [exp2 units] that moves its reference max: P stays below 2^8 = 256.
+  constexpr float kLazyMaxLog2 = 8.0f;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* s_q = reinterpret_cast<T*>(smem_raw);
   T* s_k = s_q + Tr::kSmemQ;  // two buffers of kSmemKV
@@ -280,8 +282,15 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     }
 
     // Online softmax: rows g and g + 8 of each m-tile; a row's 4 threads (one quad) share it. The
-    // tile's max first, then O rescaled once; exp2 and PV run in steps of kSub keys so that S's
-    // registers free as P (packed T pairs in the PV mma's A layout) is used.
+    // reference max is lazy (FlashAttention-4's conditional rescaling): a row moves it only when the
+    // tile's max exceeds it by more than kLazyMaxLog2 in exp2's units, and the warp rescales O only
+    // when one of its rows moved; otherwise P = exp2(scaled s - reference) stays below 2^kLazyMaxLog2,
+    // where fp16/bf16 keep the same relative precision and the fp32 sums are far from overflow. After
+    // the first tiles that skips the D / 2 * kMTiles multiplies of O a tile. exp2 and PV then run in
+    // steps of kSub keys so that S's registers free as P (packed T pairs in the PV mma's A layout) is
+    // used.
+    bool moved = false;
+    float alpha[kMT][2];
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -291,17 +300,26 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
         for (int j = 0; j < kNTT; ++j) mx = fmaxf(mx, fmaxf(s[mt][j][2 * r], s[mt][j][2 * r + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        // A row with no visible key so far keeps max -inf: use 0 so exp2 sees -inf, not NaN.
-        const float m_scaled = mx == kNegInf ? 0.0f : mx * p.scale_log2;
-        const float alpha = exp2_approx(row_max[mt][r] * p.scale_log2 - m_scaled);
-        row_max[mt][r] = mx;
-        row_sum[(mt * 2 + r) * kSumStride] *= alpha;
-#pragma unroll
-        for (int j = 0; j < kDT; ++j) {
-          o[mt][j][2 * r] *= alpha;
-          o[mt][j][2 * r + 1] *= alpha;
-        }
+        // -inf - -inf (no visible key yet) is NaN and compares false: the row keeps -inf.
+        const bool move = (mx - row_max[mt][r]) * p.scale_log2 > kLazyMaxLog2;
+        // A row whose max was -inf has O = 0 and sum 0: alpha = exp2(-inf) = 0 keeps them so.
+        alpha[mt][r] = move ? exp2_approx((row_max[mt][r] - mx) * p.scale_log2) : 1.0f;
+        if (move) row_max[mt][r] = mx;
+        moved |= move;
       }
+    if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          row_sum[(mt * 2 + r) * kSumStride] *= alpha[mt][r];
+#pragma unroll
+          for (int j = 0; j < kDT; ++j) {
+            o[mt][j][2 * r] *= alpha[mt][r];
+            o[mt][j][2 * r + 1] *= alpha[mt][r];
+          }
+        }
+    }
 #pragma unroll
     for (int sub = 0; sub < Bc / kSub; ++sub) {
       std::uint32_t pa[kMT][kSub / 16][4];
