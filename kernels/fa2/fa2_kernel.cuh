@@ -1,5 +1,5 @@
 // fa2.mma kernel body: FlashAttention-2 forward on mma.sync m16n8k16 (fp32 accumulation), ldmatrix
-// from padded shared memory, cp.async K/V loads overlapped with compute (V_j lands during S = QK_j^T;
+// from XOR-swizzled (D a multiple of 64) or padded shared memory, cp.async K/V loads overlapped with compute (V_j lands during S = QK_j^T;
 // K_{j-1} during softmax and PV with one K buffer, during all of tile j with two), online softmax in
 // exp2 with the scale folded in, O in registers. S is computed for the whole K tile (Q's fragments
 // read once a tile); exp2 and PV then run in steps of kSub keys where S and O would not fit together.
@@ -28,13 +28,14 @@ struct KernelTraits {
   static constexpr int kBc = Bc;
   static constexpr int kWarps = Warps;
   static constexpr int kThreads = Warps * 32;
-  static constexpr int kStride = D + 8;  // smem row [elements]: D/8 + 1 chunks of 16 B, an odd count
+  static constexpr TileConfig kTile{Br, Bc, Warps, Stages};
+  static constexpr bool kSwizzle = is_swizzled(D, kTile);  // see fa2_traits.hpp
+  static constexpr int kStride = smem_row_elems(D, kTile);  // smem row [elements]
   static constexpr int kChunks = D / 8;  // 16-byte chunks in a row of global memory
   static constexpr int kWarpRows = Br / Warps;
   static constexpr int kMTiles = kWarpRows / 16;
   static constexpr int kSmemQ = Br * kStride;   // [elements]
   static constexpr int kSmemKV = Bc * kStride;  // [elements]
-  static constexpr TileConfig kTile{Br, Bc, Warps, Stages};
   // Where S and O leave under 63 registers of the 255 for everything else (is_tight: D = 128 at
   // Bc = 64), each thread's running row sums live in shared memory, and the tile is compiled without
   // the band mask: with them in registers, or with the band test's state, ptxas spills 8-92 bytes
@@ -57,6 +58,28 @@ struct KernelTraits {
   static_assert(Br % Warps == 0, "rows split evenly over warps");
 };
 
+// Address of a lane's 16-byte chunk c + (its own chunk bit) in a tile row; `lane_base` is the
+// lane's address for c = 0 (row start plus its physical chunk) and c is even (a compile-time step).
+// Swizzled rows are 128-byte aligned, so the XOR only permutes the chunk within its line.
+// The XOR is opaque (volatile asm) so that it is issued at each use rather than its four variants per
+// operand kept in registers across the tile loop.
+template <typename Tr>
+__device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t lane_base, int c) {
+  if constexpr (Tr::kSwizzle) {
+    std::uint32_t a;
+    asm volatile("xor.b32 %0, %1, %2;\n" : "=r"(a) : "r"(lane_base), "r"(static_cast<std::uint32_t>((c & 7) * 16)));
+    return a + static_cast<std::uint32_t>((c >> 3) * 128);
+  } else {
+    return lane_base + static_cast<std::uint32_t>(c * 16);
+  }
+}
+
+// Physical chunk of logical chunk c in tile row r.
+template <typename Tr>
+__device__ __forceinline__ int phys_chunk(int r, int c) {
+  return Tr::kSwizzle ? c ^ (r & 7) : c;
+}
+
 // ---- tile loads ---------------------------------------------------------------------------------
 
 // Tile loads: a row of D elements is kChunks 16-byte chunks, copied by kLanesPerRow threads (the
@@ -70,6 +93,8 @@ struct TileLoader {
                                       : Tr::kChunks <= 16 ? 16
                                                           : 32;
   static constexpr int kRowsPerPass = Tr::kThreads / kLanesPerRow;
+  // A pass moves the swizzle's row % 8 by kRowsPerPass, which XOR expresses only for multiples of 4.
+  static_assert(!Tr::kSwizzle || kRowsPerPass % 4 == 0, "swizzled loads need 4k rows a pass");
   int my_row;
   int my_chunk;
   bool active;
@@ -79,9 +104,8 @@ struct TileLoader {
       : my_row(tid / kLanesPerRow),
         my_chunk(tid % kLanesPerRow),
         active(tid % kLanesPerRow < Tr::kChunks),
-        smem_off(
-            static_cast<std::uint32_t>(((tid / kLanesPerRow) * Tr::kStride + (tid % kLanesPerRow) * 8) * 2)) {
-  }
+        smem_off(static_cast<std::uint32_t>((tid / kLanesPerRow) * Tr::kStride * 2 +
+                                            phys_chunk<Tr>(tid / kLanesPerRow, tid % kLanesPerRow) * 16)) {}
 
   // Rows [row0, row0 + Rows) of a BSHD tensor (row stride ld [elements]); rows >= limit are
   // zero-filled so that padding keys give finite scores and 0 * V stays 0.
@@ -97,7 +121,9 @@ struct TileLoader {
 #pragma unroll
     for (int pass = 0; pass < Rows / kRowsPerPass; ++pass) {
       const bool ok = pass * kRowsPerPass < rows_left;
-      cp_async_16(s_tile + smem_off + static_cast<std::uint32_t>(pass * kRowsPerPass * Tr::kStride * 2),
+      // (my_row + pass * kRowsPerPass) % 8 = my_row % 8 ^ (pass * kRowsPerPass) % 8 for 4k rows a pass.
+      const std::uint32_t swz = Tr::kSwizzle ? static_cast<std::uint32_t>((pass * kRowsPerPass) % 8 * 16) : 0u;
+      cp_async_16(s_tile + (smem_off ^ swz) + static_cast<std::uint32_t>(pass * kRowsPerPass * Tr::kStride * 2),
                   ok ? static_cast<const void*>(src) : static_cast<const void*>(g_base), ok ? 16 : 0);
       // One running pointer: without this barrier the compiler keeps a pointer per pass live
       // across the main loop (16 registers a tensor for D=128) and spills.
@@ -191,16 +217,18 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
       row_sum[(mt * 2 + r) * kSumStride] = 0.0f;
     }
 
-  // Per-lane ldmatrix addresses [bytes]. Q (A operand): rows lane%16, column half lane/16.
+  // Per-lane ldmatrix addresses [bytes] of chunk 0 (+ the lane's chunk bit); every row a lane reads
+  // is lane%8 modulo 8. Q (A operand): rows lane%16, chunk bit lane/16.
   const int warp_row0 = warp * Tr::kWarpRows;
-  const std::uint32_t q_lane =
-      a_q + static_cast<std::uint32_t>((warp_row0 + (lane & 15)) * kStrideB + (lane >> 4) * 16);
-  // K (B operand, non-transposed): keys lane%8 + 8*(lane/16), column half (lane/8)%2.
-  const std::uint32_t k_lane =
-      a_k + static_cast<std::uint32_t>(((lane & 7) + ((lane >> 4) << 3)) * kStrideB + ((lane >> 3) & 1) * 16);
-  // V (B operand through .trans): keys lane%8 + 8*((lane/8)%2), column half lane/16.
-  const std::uint32_t v_lane =
-      a_v + static_cast<std::uint32_t>(((lane & 7) + (((lane >> 3) & 1) << 3)) * kStrideB + (lane >> 4) * 16);
+  const std::uint32_t q_lane = a_q + static_cast<std::uint32_t>((warp_row0 + (lane & 15)) * kStrideB +
+                                                                phys_chunk<Tr>(lane, lane >> 4) * 16);
+  // K (B operand, non-transposed): keys lane%8 + 8*(lane/16), chunk bit (lane/8)%2.
+  const std::uint32_t k_lane = a_k + static_cast<std::uint32_t>(((lane & 7) + ((lane >> 4) << 3)) * kStrideB +
+                                                                phys_chunk<Tr>(lane, (lane >> 3) & 1) * 16);
+  // V (B operand through .trans): keys lane%8 + 8*((lane/8)%2), chunk bit lane/16.
+  const std::uint32_t v_lane = a_v + static_cast<std::uint32_t>(
+                                         ((lane & 7) + (((lane >> 3) & 1) << 3)) * kStrideB +
+                                         phys_chunk<Tr>(lane, lane >> 4) * 16);
 
   constexpr std::uint32_t kKBufBytes = Tr::kSmemKV * 2;
   std::uint32_t k_buf = 0;  // [bytes] offset of K_n's buffer; K_{n-1} goes to the other one
@@ -236,11 +264,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     for (int kk = 0; kk < D / 16; ++kk) {
       std::uint32_t qa[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(q_lane + mt * 16 * kStrideB + kk * 32, qa[mt]);
+      for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(chunk_addr<Tr>(q_lane, 2 * kk) + mt * 16 * kStrideB, qa[mt]);
 #pragma unroll
       for (int nj = 0; nj < Bc / 16; ++nj) {
         std::uint32_t kb[4];
-        ldmatrix_x4(k_lane_n + nj * 16 * kStrideB + kk * 32, kb);
+        ldmatrix_x4(chunk_addr<Tr>(k_lane_n, 2 * kk) + nj * 16 * kStrideB, kb);
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
           mma_16816<T>(s[mt][2 * nj], qa[mt], kb[0], kb[1]);
@@ -346,7 +374,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
 #pragma unroll
         for (int dj = 0; dj < D / 16; ++dj) {
           std::uint32_t vb[4];
-          ldmatrix_x4_trans(v_lane + (sub * kSub + kk * 16) * kStrideB + dj * 32, vb);
+          ldmatrix_x4_trans(chunk_addr<Tr>(v_lane, 2 * dj) + (sub * kSub + kk * 16) * kStrideB, vb);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) {
             mma_16816<T>(o[mt][2 * dj], pa[mt][kk], vb[0], vb[1]);
@@ -376,7 +404,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
 #pragma unroll
       for (int j = 0; j < kDT; ++j) {
         const std::uint32_t pair = pack2<T>(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
-        *reinterpret_cast<std::uint32_t*>(s_q + lrow * Tr::kStride + 8 * j + 2 * t4) = pair;
+        *reinterpret_cast<std::uint32_t*>(s_q + lrow * Tr::kStride + 8 * phys_chunk<Tr>(lrow, j) + 2 * t4) = pair;
       }
       const int row = e_row0 + lrow;
       if (p.lse != nullptr && t4 == 0 && row < p.seq_q) {
@@ -396,7 +424,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
       const int row = e_row0 + r;
       if (row < p.seq_q)
         *reinterpret_cast<uint4*>(o_base + static_cast<std::int64_t>(row) * p.q_row_stride + ch * 8) =
-            *reinterpret_cast<const uint4*>(s_q + r * Tr::kStride + ch * 8);
+            *reinterpret_cast<const uint4*>(s_q + r * Tr::kStride + phys_chunk<Tr>(r, ch) * 8);
     }
   }
 }

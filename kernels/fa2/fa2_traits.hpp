@@ -38,12 +38,20 @@ constexpr bool is_tight(int d, const TileConfig& t) {
   return m_tiles(t) * (t.bc + d) / 2 >= 192 && m_tiles(t) * d / 2 >= 128;
 }
 
+// Shared-memory rows. D a multiple of 64 (whole 128-byte lines a row): unpadded, the 16-byte chunks
+// of each line XOR-swizzled by row % 8, so a warp's cp.async of a global line fills one smem line and
+// ldmatrix's 8 rows still hit distinct banks. Padded rows (8 more elements) split each line's copy
+// over two smem lines: at D=256 that made 3x the L2 requests and 1.7x the L2 sectors of PyTorch's FA2
+// on the same tile (ncu, v10). D = 32/96/160/224 keep the padding (their rows are not whole lines),
+// and so do the tight tiles: the swizzle's per-step address XORs spill them (28 bytes at D=128).
+constexpr bool is_swizzled(int d, const TileConfig& t) { return d % 64 == 0 && !is_tight(d, t); }
+constexpr int smem_row_elems(int d, const TileConfig& t) { return is_swizzled(d, t) ? d : d + 8; }
+
 // Shared memory of one CTA [bytes], the one count the kernel and the fit checks share: Q [br] +
-// stages x K [bc] + V [bc] rows of D + 8 elements (the 16-byte pad makes each row an odd number of
-// 16-byte chunks, so ldmatrix rows hit distinct banks); a tight tile adds every thread's running row
-// sums, 2 per m16 tile (4 words a query row: each thread of a row's quad keeps its own).
+// stages x K [bc] + V [bc] rows; a tight tile adds every thread's running row sums, 2 per m16 tile
+// (4 words a query row: each thread of a row's quad keeps its own).
 constexpr int smem_bytes(int d, const TileConfig& t) {
-  return (t.br + (t.stages + 1) * t.bc) * (d + 8) * 2 +
+  return (t.br + (t.stages + 1) * t.bc) * smem_row_elems(d, t) * 2 +
          (is_tight(d, t) ? t.warps * 32 * 2 * m_tiles(t) * 4 : 0);
 }
 
@@ -136,7 +144,7 @@ constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool band, [[maybe_un
                 ? "D=128 without the band mask: 128x64, 4 warps x 32 rows, S for all 64 keys (Q read once a "
                   "tile), row sums in shared memory, 2 K buffers, 2 CTAs/SM (measured best)"
                 : "D=96: 128x64, 4 warps x 32 rows, 2 K buffers, 2 CTAs/SM by registers"};
-  if (d == 256) return {t, "D=256: 64x64, 4 warps x 16 rows, 1 K buffer: 101 KiB, so 2 CTAs/SM"};
+  if (d == 256) return {t, "D=256: 64x64, 4 warps x 16 rows, 1 K buffer: 96 KiB, so 2 CTAs/SM"};
   return {t, "D 160-224: 128x64, 8 warps x 16 rows (O is D/2 registers a thread), 2 K buffers"};
 }
 
