@@ -1,9 +1,9 @@
 // fa2.mma kernel body: FlashAttention-2 forward on mma.sync m16n8k16 (fp32 accumulation), ldmatrix
-// from XOR-swizzled (D a multiple of 64) or padded shared memory, cp.async K/V loads overlapped with compute (V_j lands during S = QK_j^T;
-// K_{j-1} during softmax and PV with one K buffer, during all of tile j with two), online softmax in
-// exp2 with the scale folded in, O in registers. S is computed for the whole K tile (Q's fragments
-// read once a tile); exp2 and PV then run in steps of kSub keys where S and O would not fit together.
-// One CTA = Br query rows of one (batch, head); each warp owns Br / warps rows and all Bc keys.
+// from XOR-swizzled (D a multiple of 64) or padded shared memory, cp.async K/V loads overlapped with compute
+// (V_j lands during S = QK_j^T; K_{j-1} during softmax and PV with one K buffer, during all of tile j with
+// two), online softmax in exp2 with the scale folded in, O in registers. S is computed for the whole K tile
+// (Q's fragments read once a tile); exp2 and PV then run in steps of kSub keys where S and O would not fit
+// together. One CTA = Br query rows of one (batch, head); each warp owns Br / warps rows and all Bc keys.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -29,9 +29,9 @@ struct KernelTraits {
   static constexpr int kWarps = Warps;
   static constexpr int kThreads = Warps * 32;
   static constexpr TileConfig kTile{Br, Bc, Warps, Stages};
-  static constexpr bool kSwizzle = is_swizzled(D, kTile);  // see fa2_traits.hpp
-  static constexpr int kStride = smem_row_elems(D, kTile);  // smem row [elements]
-  static constexpr int kChunks = D / 8;  // 16-byte chunks in a row of global memory
+  static constexpr bool kSwizzle = is_swizzled(D);   // see fa2_traits.hpp
+  static constexpr int kStride = smem_row_elems(D);  // smem row [elements]
+  static constexpr int kChunks = D / 8;              // 16-byte chunks in a row of global memory
   static constexpr int kWarpRows = Br / Warps;
   static constexpr int kMTiles = kWarpRows / 16;
   static constexpr int kSmemQ = Br * kStride;   // [elements]
@@ -67,7 +67,9 @@ template <typename Tr>
 __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t lane_base, int c) {
   if constexpr (Tr::kSwizzle) {
     std::uint32_t a;
-    asm volatile("xor.b32 %0, %1, %2;\n" : "=r"(a) : "r"(lane_base), "r"(static_cast<std::uint32_t>((c & 7) * 16)));
+    asm volatile("xor.b32 %0, %1, %2;\n"
+                 : "=r"(a)
+                 : "r"(lane_base), "r"(static_cast<std::uint32_t>((c & 7) * 16)));
     return a + static_cast<std::uint32_t>((c >> 3) * 128);
   } else {
     return lane_base + static_cast<std::uint32_t>(c * 16);
@@ -122,9 +124,11 @@ struct TileLoader {
     for (int pass = 0; pass < Rows / kRowsPerPass; ++pass) {
       const bool ok = pass * kRowsPerPass < rows_left;
       // (my_row + pass * kRowsPerPass) % 8 = my_row % 8 ^ (pass * kRowsPerPass) % 8 for 4k rows a pass.
-      const std::uint32_t swz = Tr::kSwizzle ? static_cast<std::uint32_t>((pass * kRowsPerPass) % 8 * 16) : 0u;
-      cp_async_16(s_tile + (smem_off ^ swz) + static_cast<std::uint32_t>(pass * kRowsPerPass * Tr::kStride * 2),
-                  ok ? static_cast<const void*>(src) : static_cast<const void*>(g_base), ok ? 16 : 0);
+      const std::uint32_t swz =
+          Tr::kSwizzle ? static_cast<std::uint32_t>((pass * kRowsPerPass) % 8 * 16) : 0u;
+      cp_async_16(
+          s_tile + (smem_off ^ swz) + static_cast<std::uint32_t>(pass * kRowsPerPass * Tr::kStride * 2),
+          ok ? static_cast<const void*>(src) : static_cast<const void*>(g_base), ok ? 16 : 0);
       // One running pointer: without this barrier the compiler keeps a pointer per pass live
       // across the main loop (16 registers a tensor for D=128) and spills.
       src += pass_stride;
@@ -218,17 +222,34 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     }
 
   // Per-lane ldmatrix addresses [bytes] of chunk 0 (+ the lane's chunk bit); every row a lane reads
-  // is lane%8 modulo 8. Q (A operand): rows lane%16, chunk bit lane/16.
+  // is lane%8 modulo 8. Q (A operand): rows lane%16, chunk bit lane/16. K (B operand, non-transposed):
+  // keys lane%8 + 8*(lane/16), chunk bit (lane/8)%2. V (B operand through .trans): keys
+  // lane%8 + 8*((lane/8)%2), chunk bit lane/16.
   const int warp_row0 = warp * Tr::kWarpRows;
-  const std::uint32_t q_lane = a_q + static_cast<std::uint32_t>((warp_row0 + (lane & 15)) * kStrideB +
-                                                                phys_chunk<Tr>(lane, lane >> 4) * 16);
-  // K (B operand, non-transposed): keys lane%8 + 8*(lane/16), chunk bit (lane/8)%2.
-  const std::uint32_t k_lane = a_k + static_cast<std::uint32_t>(((lane & 7) + ((lane >> 4) << 3)) * kStrideB +
-                                                                phys_chunk<Tr>(lane, (lane >> 3) & 1) * 16);
-  // V (B operand through .trans): keys lane%8 + 8*((lane/8)%2), chunk bit lane/16.
-  const std::uint32_t v_lane = a_v + static_cast<std::uint32_t>(
-                                         ((lane & 7) + (((lane >> 3) & 1) << 3)) * kStrideB +
-                                         phys_chunk<Tr>(lane, lane >> 4) * 16);
+  struct LaneAddrs {
+    std::uint32_t q, k, v;
+  };
+  const auto lane_addrs = [a_q, a_k, a_v](int t) {
+    const int ln = t % 32, w_row0 = t / 32 * Tr::kWarpRows;
+    return LaneAddrs{
+        a_q + static_cast<std::uint32_t>((w_row0 + (ln & 15)) * kStrideB + phys_chunk<Tr>(ln, ln >> 4) * 16),
+        a_k + static_cast<std::uint32_t>(((ln & 7) + ((ln >> 4) << 3)) * kStrideB +
+                                         phys_chunk<Tr>(ln, (ln >> 3) & 1) * 16),
+        a_v + static_cast<std::uint32_t>(((ln & 7) + (((ln >> 3) & 1) << 3)) * kStrideB +
+                                         phys_chunk<Tr>(ln, ln >> 4) * 16)};
+  };
+  const LaneAddrs lanes_fixed = lane_addrs(tid);
+  // The tight tiles rebuild them from an opaque %tid read each tile instead of keeping 3 registers
+  // across the loop, which the swizzle's per-step XORs need.
+  const auto lanes = [&]() {
+    if constexpr (Tr::kTight) {
+      int t;
+      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+      return lane_addrs(t);
+    } else {
+      return lanes_fixed;
+    }
+  };
 
   constexpr std::uint32_t kKBufBytes = Tr::kSmemKV * 2;
   std::uint32_t k_buf = 0;  // [bytes] offset of K_n's buffer; K_{n-1} goes to the other one
@@ -245,7 +266,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
                                  (n - 1) * Bc, p.seq_kv, p.kv_row_stride);
       cp_async_commit();
     }
-    const std::uint32_t k_lane_n = k_lane + k_buf;
+    const LaneAddrs la = lanes();
+    const std::uint32_t k_lane_n = la.k + k_buf;
 
     const int key0 = n * Bc;
     // Mask only tiles that cross the band's edges or the end of the keys.
@@ -264,7 +286,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     for (int kk = 0; kk < D / 16; ++kk) {
       std::uint32_t qa[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(chunk_addr<Tr>(q_lane, 2 * kk) + mt * 16 * kStrideB, qa[mt]);
+      for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(chunk_addr<Tr>(la.q, 2 * kk) + mt * 16 * kStrideB, qa[mt]);
 #pragma unroll
       for (int nj = 0; nj < Bc / 16; ++nj) {
         std::uint32_t kb[4];
@@ -374,7 +396,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
 #pragma unroll
         for (int dj = 0; dj < D / 16; ++dj) {
           std::uint32_t vb[4];
-          ldmatrix_x4_trans(chunk_addr<Tr>(v_lane, 2 * dj) + (sub * kSub + kk * 16) * kStrideB, vb);
+          ldmatrix_x4_trans(chunk_addr<Tr>(la.v, 2 * dj) + (sub * kSub + kk * 16) * kStrideB, vb);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) {
             mma_16816<T>(o[mt][2 * dj], pa[mt][kk], vb[0], vb[1]);
@@ -404,7 +426,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
 #pragma unroll
       for (int j = 0; j < kDT; ++j) {
         const std::uint32_t pair = pack2<T>(o[mt][j][2 * r] * inv, o[mt][j][2 * r + 1] * inv);
-        *reinterpret_cast<std::uint32_t*>(s_q + lrow * Tr::kStride + 8 * phys_chunk<Tr>(lrow, j) + 2 * t4) = pair;
+        *reinterpret_cast<std::uint32_t*>(s_q + lrow * Tr::kStride + 8 * phys_chunk<Tr>(lrow, j) + 2 * t4) =
+            pair;
       }
       const int row = e_row0 + lrow;
       if (p.lse != nullptr && t4 == 0 && row < p.seq_q) {
