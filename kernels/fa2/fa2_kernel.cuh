@@ -76,10 +76,10 @@ __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t lane_base, int
   }
 }
 
-// Physical chunk of logical chunk c in tile row r.
+// Physical chunk of logical chunk c in tile row r (fa2_traits.hpp's smem_chunk).
 template <typename Tr>
 __device__ __forceinline__ int phys_chunk(int r, int c) {
-  return Tr::kSwizzle ? c ^ (r & 7) : c;
+  return smem_chunk(Tr::kD, r, c);
 }
 
 // ---- tile loads ---------------------------------------------------------------------------------

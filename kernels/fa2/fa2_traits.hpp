@@ -45,6 +45,8 @@ constexpr bool is_tight(int d, const TileConfig& t) {
 // on the same tile (ncu, v10). D = 32/96/160/224 keep the padding (their rows are not whole lines).
 constexpr bool is_swizzled(int d) { return d % 64 == 0; }
 constexpr int smem_row_elems(int d) { return is_swizzled(d) ? d : d + 8; }
+// Physical 16-byte chunk of logical chunk c in tile row r.
+constexpr int smem_chunk(int d, int r, int c) { return is_swizzled(d) ? c ^ (r & 7) : c; }
 
 // Shared memory of one CTA [bytes], the one count the kernel and the fit checks share: Q [br] +
 // stages x K [bc] + V [bc] rows; a tight tile adds every thread's running row sums, 2 per m16 tile
@@ -59,20 +61,20 @@ constexpr int smem_bytes(int d, const TileConfig& t) {
 // 2026-11-22 at the time named (docs/PERF.md "fa2.mma" has every version).
 // D <= 128: 4 warps x 32 rows; a thread holds O in D fp32 registers and S in kSub registers.
 inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2}};
-// D=64 (v9 tile test, 18:13 UTC): 128x128 s2 342.9 / 306.3 (S for all 128 keys, Q read once a tile);
-// 128x64 s1 317.3 / 286.2.
+// D=64 (v12 tile test, 19:39 UTC): 128x128 s2 349.4 / 315.0 (S for all 128 keys, Q read once a tile);
+// 128x64 s1 324.1 / 291.3.
 inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2}, {128, 64, 4, 1}};
 inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2}};
-// D=128 (v9 tile test, 18:13 UTC): 128x64 s2 372.5 (tight: compiled without the band mask, so no
-// causal figure); 128x32 s2 331.5 / 294.6, the default with a band; 128x128x8w s2 292.9 / 265.3
+// D=128 (v12 tile test, 19:39 UTC): 128x64 s2 384.5 (tight: compiled without the band mask, so no
+// causal figure); 128x32 s2 362.5 / 309.7, the default with a band; 128x128x8w s2 329.0 / 300.9
 // (16 rows a warp: twice the ldmatrix bytes per mma).
 inline constexpr TileConfig kTilesD128[] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {128, 128, 8, 2}};
 // D >= 160: 8 warps x 16 rows (32 rows of D >= 160 would need >= 160 O registers a thread).
 inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD224[] = {{128, 64, 8, 2}};
-// D=256 (16 rows a warp: O alone is 128 registers; v9 tile test, 18:13 UTC): 64x64x4w s1 304.4 /
-// 275.8 (two 99 KiB CTAs an SM); 128x64x8w s2 293.6 / 250.2 (one CTA); 128x32x8w s2 254.8 / 220.8.
+// D=256 (16 rows a warp: O alone is 128 registers; v12 tile test, 19:39 UTC): 64x64x4w s1 344.1 /
+// 307.2 (two 96 KiB CTAs an SM); 128x64x8w s2 330.1 / 283.1 (one CTA); 128x32x8w s2 271.6 / 232.9.
 inline constexpr TileConfig kTilesD256[] = {{64, 64, 4, 1}, {128, 64, 8, 2}, {128, 32, 8, 2}};
 
 constexpr std::span<const TileConfig> compiled_tiles(int d) {

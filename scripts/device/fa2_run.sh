@@ -34,7 +34,7 @@ PY
 fi
 if [ "${FA2_PRESET:-1}" = 1 ]; then
   echo "== fa2-tokens16k"
-  timeout ${FA2_PRESET_S:-150} $ATTNSCOPE_BIN run --preset fa2-tokens16k --kernels fa2.mma,cudnn.sdpa,cublas.unfused --baseline cudnn.sdpa \
+  timeout ${FA2_PRESET_S:-300} $ATTNSCOPE_BIN run --preset fa2-tokens16k --kernels fa2.mma,cudnn.sdpa,cublas.unfused --baseline cudnn.sdpa \
     ${FA2_RUN_FLAGS:-} --out /tmp/tokens16k --force > $OUT/tokens16k.log 2>&1; echo "preset rc=$?"; cp /tmp/tokens16k/results.jsonl $OUT/tokens16k.jsonl
   python3 - "$OUT/tokens16k.jsonl" <<'PY'
 import json, sys
