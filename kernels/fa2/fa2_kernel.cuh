@@ -29,9 +29,9 @@ struct KernelTraits {
   static constexpr int kWarps = Warps;
   static constexpr int kThreads = Warps * 32;
   static constexpr TileConfig kTile{Br, Bc, Warps, Stages};
-  static constexpr bool kSwizzle = is_swizzled(D);   // see fa2_traits.hpp
-  static constexpr int kStride = smem_row_elems(D);  // smem row [elements]
-  static constexpr int kChunks = D / 8;              // 16-byte chunks in a row of global memory
+  static constexpr bool kSwizzle = is_swizzled(D, kTile);   // see fa2_traits.hpp
+  static constexpr int kStride = smem_row_elems(D, kTile);  // smem row [elements]
+  static constexpr int kChunks = D / 8;                     // 16-byte chunks in a row of global memory
   static constexpr int kWarpRows = Br / Warps;
   static constexpr int kMTiles = kWarpRows / 16;
   static constexpr int kSmemQ = Br * kStride;   // [elements]
@@ -62,7 +62,7 @@ struct KernelTraits {
 // lane's address for c = 0 (row start plus its physical chunk) and c is even (a compile-time step).
 // Swizzled rows are 128-byte aligned, so the XOR only permutes the chunk within its line.
 // The XOR is opaque (volatile asm) so that it is issued at each use rather than its four variants per
-// operand kept in registers across the tile loop.
+// operand kept in registers across the tile loop (hoisted, they spilled D=128's tight tile by 28 bytes).
 template <typename Tr>
 __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t lane_base, int c) {
   if constexpr (Tr::kSwizzle) {
@@ -79,7 +79,7 @@ __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t lane_base, int
 // Physical chunk of logical chunk c in tile row r (fa2_traits.hpp's smem_chunk).
 template <typename Tr>
 __device__ __forceinline__ int phys_chunk(int r, int c) {
-  return smem_chunk(Tr::kD, r, c);
+  return smem_chunk(Tr::kSwizzle, r, c);
 }
 
 // ---- tile loads ---------------------------------------------------------------------------------
@@ -226,30 +226,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   // keys lane%8 + 8*(lane/16), chunk bit (lane/8)%2. V (B operand through .trans): keys
   // lane%8 + 8*((lane/8)%2), chunk bit lane/16.
   const int warp_row0 = warp * Tr::kWarpRows;
-  struct LaneAddrs {
-    std::uint32_t q, k, v;
-  };
-  const auto lane_addrs = [a_q, a_k, a_v](int t) {
-    const int ln = t % 32, w_row0 = t / 32 * Tr::kWarpRows;
-    return LaneAddrs{
-        a_q + static_cast<std::uint32_t>((w_row0 + (ln & 15)) * kStrideB + phys_chunk<Tr>(ln, ln >> 4) * 16),
-        a_k + static_cast<std::uint32_t>(((ln & 7) + ((ln >> 4) << 3)) * kStrideB +
-                                         phys_chunk<Tr>(ln, (ln >> 3) & 1) * 16),
-        a_v + static_cast<std::uint32_t>(((ln & 7) + (((ln >> 3) & 1) << 3)) * kStrideB +
-                                         phys_chunk<Tr>(ln, ln >> 4) * 16)};
-  };
-  const LaneAddrs lanes_fixed = lane_addrs(tid);
-  // The tight tiles rebuild them from an opaque %tid read each tile instead of keeping 3 registers
-  // across the loop, which the swizzle's per-step XORs need.
-  const auto lanes = [&]() {
-    if constexpr (Tr::kTight) {
-      int t;
-      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
-      return lane_addrs(t);
-    } else {
-      return lanes_fixed;
-    }
-  };
+  const std::uint32_t q_lane = a_q + static_cast<std::uint32_t>((warp_row0 + (lane & 15)) * kStrideB +
+                                                                phys_chunk<Tr>(lane, lane >> 4) * 16);
+  const std::uint32_t k_lane = a_k + static_cast<std::uint32_t>(((lane & 7) + ((lane >> 4) << 3)) * kStrideB +
+                                                                phys_chunk<Tr>(lane, (lane >> 3) & 1) * 16);
+  const std::uint32_t v_lane =
+      a_v + static_cast<std::uint32_t>(((lane & 7) + (((lane >> 3) & 1) << 3)) * kStrideB +
+                                       phys_chunk<Tr>(lane, lane >> 4) * 16);
 
   constexpr std::uint32_t kKBufBytes = Tr::kSmemKV * 2;
   std::uint32_t k_buf = 0;  // [bytes] offset of K_n's buffer; K_{n-1} goes to the other one
@@ -266,8 +249,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
                                  (n - 1) * Bc, p.seq_kv, p.kv_row_stride);
       cp_async_commit();
     }
-    const LaneAddrs la = lanes();
-    const std::uint32_t k_lane_n = la.k + k_buf;
+    const std::uint32_t k_lane_n = k_lane + k_buf;
 
     const int key0 = n * Bc;
     // Mask only tiles that cross the band's edges or the end of the keys.
@@ -286,7 +268,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     for (int kk = 0; kk < D / 16; ++kk) {
       std::uint32_t qa[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) ldmatrix_x4(chunk_addr<Tr>(la.q, 2 * kk) + mt * 16 * kStrideB, qa[mt]);
+      for (int mt = 0; mt < kMT; ++mt)
+        ldmatrix_x4(chunk_addr<Tr>(q_lane, 2 * kk) + mt * 16 * kStrideB, qa[mt]);
 #pragma unroll
       for (int nj = 0; nj < Bc / 16; ++nj) {
         std::uint32_t kb[4];
@@ -396,7 +379,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
 #pragma unroll
         for (int dj = 0; dj < D / 16; ++dj) {
           std::uint32_t vb[4];
-          ldmatrix_x4_trans(chunk_addr<Tr>(la.v, 2 * dj) + (sub * kSub + kk * 16) * kStrideB, vb);
+          ldmatrix_x4_trans(chunk_addr<Tr>(v_lane, 2 * dj) + (sub * kSub + kk * 16) * kStrideB, vb);
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) {
             mma_16816<T>(o[mt][2 * dj], pa[mt][kk], vb[0], vb[1]);

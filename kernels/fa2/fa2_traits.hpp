@@ -42,17 +42,18 @@ constexpr bool is_tight(int d, const TileConfig& t) {
 // of each line XOR-swizzled by row % 8, so a warp's cp.async of a global line fills one smem line and
 // ldmatrix's 8 rows still hit distinct banks. Padded rows (8 more elements) split each line's copy
 // over two smem lines: at D=256 that made 3x the L2 requests and 1.7x the L2 sectors of PyTorch's FA2
-// on the same tile (ncu, v10). D = 32/96/160/224 keep the padding (their rows are not whole lines).
-constexpr bool is_swizzled(int d) { return d % 64 == 0; }
-constexpr int smem_row_elems(int d) { return is_swizzled(d) ? d : d + 8; }
+// on the same tile (ncu, v10). D = 32/96/160/224 keep the padding (their rows are not whole lines),
+// and so does the tight tile: its per-step address XORs spill it on sm_80/89 (12 bytes, v12).
+constexpr bool is_swizzled(int d, const TileConfig& t) { return d % 64 == 0 && !is_tight(d, t); }
+constexpr int smem_row_elems(int d, const TileConfig& t) { return is_swizzled(d, t) ? d : d + 8; }
 // Physical 16-byte chunk of logical chunk c in tile row r.
-constexpr int smem_chunk(int d, int r, int c) { return is_swizzled(d) ? c ^ (r & 7) : c; }
+constexpr int smem_chunk(bool swizzled, int r, int c) { return swizzled ? c ^ (r & 7) : c; }
 
 // Shared memory of one CTA [bytes], the one count the kernel and the fit checks share: Q [br] +
 // stages x K [bc] + V [bc] rows; a tight tile adds every thread's running row sums, 2 per m16 tile
 // (4 words a query row: each thread of a row's quad keeps its own).
 constexpr int smem_bytes(int d, const TileConfig& t) {
-  return (t.br + (t.stages + 1) * t.bc) * smem_row_elems(d) * 2 +
+  return (t.br + (t.stages + 1) * t.bc) * smem_row_elems(d, t) * 2 +
          (is_tight(d, t) ? t.warps * 32 * 2 * m_tiles(t) * 4 : 0);
 }
 

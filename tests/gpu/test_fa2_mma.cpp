@@ -241,30 +241,34 @@ TEST(Fa2MmaSpec, DefaultTilesFitAndSayWhy) {
 // the loader's per-pass XOR equals the row offset for 4 or 8k rows a pass.
 TEST(Fa2MmaSpec, SmemRowLayout) {
   using attn::fa2::smem_chunk;
-  for (int d : attn::fa2::kHeadDims) {
-    const int chunks = d / 8, stride = attn::fa2::smem_row_elems(d) * 2;
-    EXPECT_EQ(attn::fa2::is_swizzled(d), d % 64 == 0) << d;
-    for (int r = 0; r < 16; ++r) {
-      std::vector<int> seen(static_cast<std::size_t>(chunks), 0);
-      for (int c = 0; c < chunks; ++c) {
-        const int pc = smem_chunk(d, r, c);
-        ASSERT_TRUE(pc >= 0 && pc < chunks) << d << " r" << r << " c" << c;
-        ++seen[static_cast<std::size_t>(pc)];
-        if (attn::fa2::is_swizzled(d)) {
-          EXPECT_EQ((r * stride + pc * 16) / 128, (r * stride + (c / 8) * 128) / 128)
-              << d << " r" << r << " c" << c;
+  for (int d : attn::fa2::kHeadDims)
+    for (const auto& t : attn::fa2::compiled_tiles(d)) {
+      const bool swz = attn::fa2::is_swizzled(d, t);
+      EXPECT_EQ(swz, d % 64 == 0 && !attn::fa2::is_tight(d, t)) << d;
+      const int chunks = d / 8, stride = attn::fa2::smem_row_elems(d, t) * 2;
+      for (int r = 0; r < 16; ++r) {
+        std::vector<int> seen(static_cast<std::size_t>(chunks), 0);
+        for (int c = 0; c < chunks; ++c) {
+          const int pc = smem_chunk(swz, r, c);
+          ASSERT_TRUE(pc >= 0 && pc < chunks) << d << " r" << r << " c" << c;
+          ++seen[static_cast<std::size_t>(pc)];
+          if (swz) {
+            EXPECT_EQ((r * stride + pc * 16) / 128, (r * stride + (c / 8) * 128) / 128)
+                << d << " r" << r << " c" << c;
+          }
         }
+        EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), chunks) << d << " r" << r;
       }
-      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), chunks) << d << " r" << r;
+      for (int c = 0; c < chunks; ++c)
+        for (int r0 = 0; r0 < 32; r0 += 8) {
+          std::vector<int> groups;
+          for (int r = r0; r < r0 + 8; ++r)
+            groups.push_back((r * stride + smem_chunk(swz, r, c) * 16) / 16 % 8);
+          std::sort(groups.begin(), groups.end());
+          EXPECT_EQ(std::unique(groups.begin(), groups.end()), groups.end())
+              << d << " c" << c << " r0 " << r0;
+        }
     }
-    for (int c = 0; c < chunks; ++c)
-      for (int r0 = 0; r0 < 32; r0 += 8) {
-        std::vector<int> groups;
-        for (int r = r0; r < r0 + 8; ++r) groups.push_back((r * stride + smem_chunk(d, r, c) * 16) / 16 % 8);
-        std::sort(groups.begin(), groups.end());
-        EXPECT_EQ(std::unique(groups.begin(), groups.end()), groups.end()) << d << " c" << c << " r0 " << r0;
-      }
-  }
   for (int rows_per_pass : {4, 8, 16})
     for (int row = 0; row < 64; ++row)
       for (int pass = 0; pass < 8; ++pass)
