@@ -62,20 +62,20 @@ constexpr int smem_bytes(int d, const TileConfig& t) {
 // 2026-11-22 at the time named (docs/PERF.md "fa2.mma" has every version).
 // D <= 128: 4 warps x 32 rows; a thread holds O in D fp32 registers and S in kSub registers.
 inline constexpr TileConfig kTilesD32[] = {{128, 128, 4, 2}};
-// D=64 (v12 tile test, 19:39 UTC): 128x128 s2 349.4 / 315.0 (S for all 128 keys, Q read once a tile);
-// 128x64 s1 324.1 / 291.3.
+// D=64 (tile test of the final code, 20:19 UTC): 128x128 s2 349.0 / 316.9 (S for all 128 keys, Q read
+// once a tile); 128x64 s1 322.6 / 292.1.
 inline constexpr TileConfig kTilesD64[] = {{128, 128, 4, 2}, {128, 64, 4, 1}};
 inline constexpr TileConfig kTilesD96[] = {{128, 64, 4, 2}};
-// D=128 (v12 tile test, 19:39 UTC): 128x64 s2 384.5 (tight: compiled without the band mask, so no
-// causal figure); 128x32 s2 362.5 / 309.7, the default with a band; 128x128x8w s2 329.0 / 300.9
-// (16 rows a warp: twice the ldmatrix bytes per mma).
+// D=128 (20:19 UTC): 128x64 s2 378.5 (tight: compiled without the band mask, so no causal figure);
+// 128x32 s2 362.4 / 310.7, the default with a band; 128x128x8w s2 331.4 / 302.6 (16 rows a warp:
+// twice the ldmatrix bytes per mma).
 inline constexpr TileConfig kTilesD128[] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {128, 128, 8, 2}};
 // D >= 160: 8 warps x 16 rows (32 rows of D >= 160 would need >= 160 O registers a thread).
 inline constexpr TileConfig kTilesD160[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD192[] = {{128, 64, 8, 2}};
 inline constexpr TileConfig kTilesD224[] = {{128, 64, 8, 2}};
-// D=256 (16 rows a warp: O alone is 128 registers; v12 tile test, 19:39 UTC): 64x64x4w s1 344.1 /
-// 307.2 (two 96 KiB CTAs an SM); 128x64x8w s2 330.1 / 283.1 (one CTA); 128x32x8w s2 271.6 / 232.9.
+// D=256 (16 rows a warp: O alone is 128 registers; 20:19 UTC): 64x64x4w s1 344.9 / 303.2 (two 96 KiB
+// CTAs an SM); 128x64x8w s2 330.0 / 283.6 (one CTA); 128x32x8w s2 274.5 / 235.0.
 inline constexpr TileConfig kTilesD256[] = {{64, 64, 4, 1}, {128, 64, 8, 2}, {128, 32, 8, 2}};
 
 constexpr std::span<const TileConfig> compiled_tiles(int d) {
