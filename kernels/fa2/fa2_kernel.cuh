@@ -1,5 +1,5 @@
 // fa2.mma kernel body: FlashAttention-2 forward on mma.sync m16n8k16 (fp32 accumulation), ldmatrix
-// from XOR-swizzled (D a multiple of 64) or padded shared memory, cp.async K/V loads overlapped with compute
+// from XOR-swizzled or padded shared memory (fa2_traits.hpp), cp.async K/V loads overlapped with compute
 // (V_j lands during S = QK_j^T; K_{j-1} during softmax and PV with one K buffer, during all of tile j with
 // two), online softmax in exp2 with the scale folded in, O in registers. S is computed for the whole K tile
 // (Q's fragments read once a tile); exp2 and PV then run in steps of kSub keys where S and O would not fit
@@ -62,7 +62,8 @@ struct KernelTraits {
 // lane's address for c = 0 (row start plus its physical chunk) and c is even (a compile-time step).
 // Swizzled rows are 128-byte aligned, so the XOR only permutes the chunk within its line.
 // The XOR is opaque (volatile asm) so that it is issued at each use rather than its four variants per
-// operand kept in registers across the tile loop (hoisted, they spilled D=128's tight tile by 28 bytes).
+// operand kept in registers across the tile loop (hoisted, they spilled D=128's tight tile by 28 bytes
+// when it was swizzled).
 template <typename Tr>
 __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t lane_base, int c) {
   if constexpr (Tr::kSwizzle) {

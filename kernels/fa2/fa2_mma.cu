@@ -6,8 +6,9 @@
 // v7: the K/V head offset computed once. v9: S over the whole K tile, exp2 and PV in steps where S
 // and O would not fit together; the "tight" D=128 128x64 tile has no band kernel, so causal and
 // windowed problems there take 128x32. v10: lazy row max (O rescaled only when a row's max grows by
-// more than 2^8). v11/v12: XOR-swizzled smem rows for D a multiple of 64 (docs/PERF.md has every
-// version and its numbers).
+// more than 2^8). v11: XOR-swizzled smem rows for D a multiple of 64 except the tight tile (v12,
+// swizzling it too, spilled on sm_80/89 and was reverted; docs/PERF.md has every version and its
+// numbers).
 #include <cuda_runtime.h>
 
 #include <algorithm>
