@@ -58,7 +58,7 @@ bool is_compiled(int d, const TileConfig& t) {
 }
 
 // Causal or windowed: the kernel with the band test compiled in runs (fill_params' rule).
-bool has_band(const Problem& p) { return p.causal || p.window.left >= 0 || p.window.right >= 0; }
+bool has_band(const Problem& p) { return p.causal || p.window.active(); }
 
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
