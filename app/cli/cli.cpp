@@ -1,6 +1,7 @@
 // Subcommand wiring with CLI11. Parse errors exit 2 with CLI11's message naming the flag.
 #include "app/cli/cli.hpp"
 
+#include "app/cli/build_info.hpp"
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -29,7 +30,7 @@ std::string shell_quote(const std::string& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"attnscope: sweep, check, time and profile attention kernels"};
-  app.set_version_flag("--version", std::string(ATTNSCOPE_VERSION) + " (" + ATTNSCOPE_GIT_COMMIT + ")");
+  app.set_version_flag("--version", build_version() + " (" + build_git_commit() + ")");
   app.require_subcommand(0, 1);
 
   RunOptions run_options;

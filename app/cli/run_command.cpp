@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/build_info.hpp"
 #include "app/cli/progress.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/devices.hpp"
@@ -293,8 +294,8 @@ RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   RunInfo run;
   run.run_id = new_run_id(rp.spec.name);
   run.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  run.version = ATTNSCOPE_VERSION;
-  run.git_commit = ATTNSCOPE_GIT_COMMIT;
+  run.version = build_version();
+  run.git_commit = build_git_commit();
   run.command_line = options.command_line;
   run.protocol = rp.spec.protocol;
   run.baseline = rp.spec.baseline;
@@ -409,7 +410,7 @@ class RunEvents final : public SupervisorEvents {
 
 std::string presets_dir() {
   if (const char* env = std::getenv("ATTNSCOPE_PRESETS")) return env;
-  return std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/presets";
+  return build_source_dir() + "/assets/presets";
 }
 
 int run_sweep(const RunOptions& options) {

@@ -21,8 +21,6 @@ target_include_directories(attnscope.gui SYSTEM PUBLIC ${IMGUI_INCLUDE_DIR})
 target_link_libraries(attnscope.gui PUBLIC attnscope.cli ${ATTNSCOPE_IMGUI_LIBRARY} ${ATTNSCOPE_STB_LIBRARY} glfw
                                            ${CMAKE_DL_LIBS} Threads::Threads
                                     PRIVATE attnscope.warnings fmt::fmt-header-only)
-target_compile_definitions(attnscope.gui PRIVATE ATTNSCOPE_VERSION="${PROJECT_VERSION}"
-                                                 ATTNSCOPE_GIT_COMMIT="${ATTNSCOPE_GIT_COMMIT}")
 
 add_executable(attnscope-gui ${CMAKE_CURRENT_SOURCE_DIR}/gui/gui_main.cpp)
 target_link_libraries(attnscope-gui PRIVATE attnscope.gui attnscope.warnings)

@@ -2,6 +2,7 @@
 // and the replay thread (a saved run fed to the store at its recorded pace).
 #include "app/gui/sweep_runner.hpp"
 
+#include "app/cli/build_info.hpp"
 #include <fmt/format.h>
 
 #include "profiling/engine/engine.hpp"
@@ -213,8 +214,8 @@ void JobRunner::run_sweep(SweepJob job) {
   RunInfo base;
   base.run_id = fs::path(job.out_dir).filename().string();
   base.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  base.version = ATTNSCOPE_VERSION;
-  base.git_commit = ATTNSCOPE_GIT_COMMIT;
+  base.version = cli::build_version();
+  base.git_commit = cli::build_git_commit();
   base.command_line = job.command_line;
   base.protocol = job.spec.protocol;
   // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so plots find the baseline.

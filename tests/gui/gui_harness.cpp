@@ -1,5 +1,6 @@
 // GUI test harness: processes, Xvfb, xdotool, widget map and PNG reading.
 #include "tests/gui/gui_harness.hpp"
+#include "tests/support/test_paths.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -141,7 +142,7 @@ Xvfb::~Xvfb() = default;
 
 GuiSession::GuiSession(const Xvfb& x, const fs::path& dir, std::vector<std::string> extra_args)
     : m_display(x.display()), m_dir(dir), m_map(dir / "widgets.json"), m_log(dir / "gui.log") {
-  std::vector<std::string> argv{ATTNSCOPE_GUI_BINARY, "gui",          "--no-persist", "--size",
+  std::vector<std::string> argv{attn::test::gui_binary(), "gui",          "--no-persist", "--size",
                                 "1600x1000",          "--widget-map", m_map.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   m_child = std::make_unique<Child>(
@@ -149,7 +150,7 @@ GuiSession::GuiSession(const Xvfb& x, const fs::path& dir, std::vector<std::stri
       std::vector<std::pair<std::string, std::string>>{
           {"DISPLAY", m_display},
           {"XDG_CONFIG_HOME", (dir / "config").string()},
-          {"ATTNSCOPE_PRESETS", std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/presets"},
+          {"ATTNSCOPE_PRESETS", attn::test::source_dir() + "/assets/presets"},
           {"LIBGL_ALWAYS_SOFTWARE", "1"}},
       dir, m_log);
 }

@@ -8,12 +8,13 @@
 #include "app/gui/result_store.hpp"
 #include "app/gui/sweep_form.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace attn::gui {
 
 namespace {
 namespace fs = std::filesystem;
-const std::string kPresets = std::string(ATTNSCOPE_SOURCE_DIR) + "/assets/presets";
+const std::string kPresets = attn::test::source_dir() + "/assets/presets";
 }  // namespace
 
 TEST(GuiForm, FieldsBecomeTheSameOverridesAsFlags) {

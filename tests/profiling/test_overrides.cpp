@@ -6,11 +6,12 @@
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
 #include "tests/support/spec_error.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace attn {
 namespace {
 
-const std::filesystem::path kPresets = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "presets";
+const std::filesystem::path kPresets = std::filesystem::path(attn::test::source_dir()) / "assets" / "presets";
 
 using test::error_of;
 

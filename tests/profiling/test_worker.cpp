@@ -18,6 +18,7 @@
 #include "profiling/worker/worker_loop.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/worker_json.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace attn {
 namespace {
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 
 std::string attnscope_binary() {
   const char* bin = std::getenv("ATTNSCOPE_BIN");
-  return bin ? bin : ATTNSCOPE_BINARY;
+  return bin ? std::string(bin) : attn::test::cli_binary();
 }
 
 Problem small_problem(std::int64_t seq, std::int64_t d) {

@@ -10,10 +10,11 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/test_paths.hpp"
 namespace attn::test {
 
 inline void expect_golden(const std::string& name, const std::string& actual) {
-  const std::filesystem::path file = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "golden" / name;
+  const std::filesystem::path file = std::filesystem::path(attn::test::source_dir()) / "tests" / "golden" / name;
   if (const char* update = std::getenv("ATTNSCOPE_UPDATE_GOLDEN");
       update != nullptr && std::string(update) == "1") {
     std::ofstream(file, std::ios::binary | std::ios::trunc) << actual;

@@ -8,6 +8,7 @@
 #include "reports/result_set.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/reports/test_report_util.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace attn {
 namespace {
@@ -29,10 +30,10 @@ class TorchSdpaToolCli : public test::TempDirTest {};
 
 TEST_F(TorchSdpaToolCli, SelfCheckRecordsReadBack) {
   if (!python311()) GTEST_SKIP() << "no python3 >= 3.11 with tomllib: tools/torch_sdpa.py cannot run here";
-  const std::string tool = std::string(ATTNSCOPE_SOURCE_DIR) + "/tools/torch_sdpa.py";
+  const std::string tool = attn::test::source_dir() + "/tools/torch_sdpa.py";
   const auto emit = m_dir / "torch" / "results.jsonl";
   std::filesystem::create_directories(emit.parent_path());
-  const std::string cmd = "python3 " + tool + " --self-check --presets-dir " + ATTNSCOPE_SOURCE_DIR +
+  const std::string cmd = "python3 " + tool + " --self-check --presets-dir " + attn::test::source_dir() +
                           "/assets/presets --emit " + emit.string() + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -68,7 +69,7 @@ TEST_F(TorchSdpaToolCli, SelfCheckRecordsReadBack) {
 
 TEST_F(TorchSdpaToolCli, PlanOnlyMatchesTheAttnscopePlan) {
   if (!python311()) GTEST_SKIP() << "no python3 >= 3.11 with tomllib: tools/torch_sdpa.py cannot run here";
-  const std::string cmd = "python3 " + std::string(ATTNSCOPE_SOURCE_DIR) +
+  const std::string cmd = "python3 " + attn::test::source_dir() +
                           "/tools/torch_sdpa.py --preset fa2-tokens16k --backends flash --plan-only 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);

@@ -7,12 +7,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/support/test_paths.hpp"
 namespace attn {
 
 // ATTNSCOPE_BIN overrides the build-tree path (when the binary was copied to another machine).
 inline std::string attnscope_binary() {
   const char* bin = std::getenv("ATTNSCOPE_BIN");
-  return bin ? bin : ATTNSCOPE_BINARY;
+  return bin ? std::string(bin) : attn::test::cli_binary();
 }
 
 struct CliOutcome {

@@ -1,0 +1,21 @@
+// The build's identity, from the compile definitions CMake sets on this file alone.
+#include "app/cli/build_info.hpp"
+
+namespace attn::cli {
+
+const std::string& build_version() {
+  static const std::string v = ATTNSCOPE_VERSION;
+  return v;
+}
+
+const std::string& build_git_commit() {
+  static const std::string c = ATTNSCOPE_GIT_COMMIT;
+  return c;
+}
+
+const std::string& build_source_dir() {
+  static const std::string d = ATTNSCOPE_SOURCE_DIR;
+  return d;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,13 @@
+// What this build is (version, git commit) and where its source tree lies. One translation unit
+// carries these values, so a new commit or another checkout rebuilds one file, not every file
+// of the app (and ccache serves the rest across checkouts).
+#pragma once
+#include <string>
+
+namespace attn::cli {
+
+const std::string& build_version();     // "0.1.0"
+const std::string& build_git_commit();  // 12 hex digits, or "unknown"
+const std::string& build_source_dir();  // the checkout it was configured from (presets, fonts)
+
+}  // namespace attn::cli

@@ -1,0 +1,12 @@
+// Where the tests find the checkout and the executables under test. The paths come from compile
+// definitions on test_paths.cpp alone, so the test sources compile the same in every checkout.
+#pragma once
+#include <string>
+
+namespace attn::test {
+
+const std::string& source_dir();  // the checkout (assets/presets, tests/golden, tools/)
+const std::string& cli_binary();  // build/attnscope
+const std::string& gui_binary();  // build/attnscope-gui; empty where the GUI is not built
+
+}  // namespace attn::test
