@@ -23,6 +23,7 @@
 #include "profiling/cuda/device_buffer.hpp"
 #include "profiling/cuda/l2_flush.hpp"
 #include "profiling/cuda/nvml_sampler.hpp"
+#include "profiling/cuda/transfer.hpp"
 #include "profiling/cupti/kernel_activity.hpp"
 #include "profiling/cupti/range_profiler.hpp"
 #include "profiling/engine/check.hpp"
@@ -103,7 +104,8 @@ class CudaEngine final : public CaseEngine {
     // Reading twice the L2's size evicts every line whatever the replacement policy and the H100's
     // two L2 partitions do; zero-filled once so the flush kernel's reads are well defined.
     m_flush = DeviceBuffer(2 * static_cast<std::size_t>(std::max<std::int64_t>(m_device.l2_bytes, 1 << 20)));
-    ATTN_CUDA_CHECK(cudaMemset(m_flush.get(), 0, m_flush.bytes()));
+    ATTN_CUDA_CHECK(cudaMemsetAsync(m_flush.get(), 0, m_flush.bytes(), m_stream));
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
     m_flush_sink = DeviceBuffer(sizeof(unsigned));
     m_nvtx = nvtxDomainCreateA(std::string(kNvtxDomain).c_str());
     setup_cupti();
@@ -445,14 +447,14 @@ class CudaEngine final : public CaseEngine {
 
   std::vector<float> download(const DeviceBuffer& b, DType t, std::size_t count) {
     std::vector<std::uint8_t> bytes(count * dtype_bytes(t));
-    ATTN_CUDA_CHECK(cudaMemcpy(bytes.data(), b.get(), bytes.size(), cudaMemcpyDeviceToHost));
+    copy_to_host(bytes.data(), b.get(), bytes.size(), m_stream);
     return unpack_from(t, bytes.data(), count);
   }
 
   DeviceBuffer upload(const std::vector<float>& values, DType t) {
     const std::vector<std::uint8_t> bytes = pack_as(t, values);
     DeviceBuffer d(bytes.size());
-    ATTN_CUDA_CHECK(cudaMemcpy(d.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    copy_to_device(d.get(), bytes.data(), bytes.size(), m_stream);
     return d;
   }
 
