@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/api/problem.hpp"
 #include "kernels/cudnn/cudnn_graph.hpp"
 #include "kernels/cudnn/cudnn_sdpa_rows.hpp"
@@ -475,7 +476,7 @@ KernelSpec make_cudnn_sdpa_spec() {
   s.backend = Backend::cuda;
   s.why_not = cudnn_sdpa_why_not;
   s.prepare = [](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
-    if (std::string reason = cudnn_sdpa_why_not(p, knobs); !reason.empty()) throw Unsupported(reason);
+    require_supported(cudnn_sdpa_why_not(p, knobs));
     return std::make_unique<CudnnSdpaKernel>(p);
   };
   return s;
