@@ -9,7 +9,7 @@ JOBS=${2:-$(nproc)}
 cd "$BUILD" || exit 2
 
 why=""
-if [[ ! -x ./attnscope.tests.gpu ]]; then
+if [[ ! -x tests/attnscope.tests.gpu ]]; then
   why="the GPU tests are not built (ATTNSCOPE_ENABLE_CUDA=OFF: no CUDA toolkit at configure time)"
 elif devices=$(./attnscope devices 2>&1) && grep -q "^no GPU:" <<<"$devices"; then
   why=$(grep -m1 "^no GPU:" <<<"$devices")
