@@ -12,18 +12,14 @@
 namespace attn {
 namespace {
 
-class Conformance : public ::testing::TestWithParam<std::string> {
- protected:
-  // One engine (one CUDA context, one problem cache) for the whole suite, as a worker has.
-  static CaseEngine& engine() {
-    static std::unique_ptr<CaseEngine> e = make_engine(Backend::cuda, test::conformance_protocol());
-    return *e;
-  }
-};
+class Conformance : public ::testing::TestWithParam<std::string> {};
 
+// One engine a kernel, as a worker has: its problem cache serves the kernel's cases in order. (Not
+// a static shared by the suite: its CUDA resources must go before the runtime unloads at exit.)
 TEST_P(Conformance, EveryCaseIsCorrectOrRefused) {
   ATTN_SKIP_WITHOUT_GPU();
-  test::run_conformance(engine(), GetParam(), {DType::fp16, DType::bf16});
+  const std::unique_ptr<CaseEngine> engine = make_engine(Backend::cuda, test::conformance_protocol());
+  test::run_conformance(*engine, GetParam(), {DType::fp16, DType::bf16});
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, Conformance, ::testing::ValuesIn(test::registered_kernels(Backend::cuda)),
