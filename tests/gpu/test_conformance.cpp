@@ -22,6 +22,13 @@ TEST_P(Conformance, EveryCaseIsCorrectOrRefused) {
   test::run_conformance(*engine, GetParam(), {DType::fp16, DType::bf16});
 }
 
+// Each non-default value of each declared knob, one at a time, on a few shapes of the matrix.
+TEST_P(Conformance, EveryKnobValueIsCorrectOrRefused) {
+  ATTN_SKIP_WITHOUT_GPU();
+  const std::unique_ptr<CaseEngine> engine = make_engine(Backend::cuda, test::conformance_protocol());
+  test::run_knob_conformance(*engine, GetParam(), {DType::fp16, DType::bf16});
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, Conformance, ::testing::ValuesIn(test::registered_kernels(Backend::cuda)),
                          test::kernel_test_name);
 

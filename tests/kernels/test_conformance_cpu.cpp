@@ -17,6 +17,11 @@ TEST_P(ConformanceCpu, EveryCaseIsCorrectOrRefused) {
   test::run_conformance(*engine, GetParam(), {DType::fp32});
 }
 
+TEST_P(ConformanceCpu, EveryKnobValueIsCorrectOrRefused) {
+  const std::unique_ptr<CaseEngine> engine = make_engine(Backend::cpu, test::conformance_protocol());
+  test::run_knob_conformance(*engine, GetParam(), {DType::fp32});
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, ConformanceCpu,
                          ::testing::ValuesIn(test::registered_kernels(Backend::cpu)), test::kernel_test_name);
 
@@ -43,6 +48,17 @@ TEST(ConformanceMatrix, CoversOddShapesGqaMasksAndBothHalfDtypes) {
   }
   EXPECT_TRUE(s1 && s17 && s130 && s257 && gqa && mqa && causal && window && sq_lt_sk && sq_gt_sk && fp16 &&
               bf16);
+}
+
+// The knob variants are the non-default declared values, one knob at a time.
+TEST(ConformanceMatrix, KnobVariantsAreTheNonDefaultValues) {
+  const KernelSpec* flash = find_kernel("cpu.flash");
+  ASSERT_NE(flash, nullptr);
+  const std::vector<Knobs> v = test::knob_variants(*flash);
+  ASSERT_EQ(v.size(), 6u);  // block_q and block_k: {16, 32, 64, 128} less the default 64
+  EXPECT_EQ(v.front(), (Knobs{{"block_q", 16}}));
+  EXPECT_EQ(v.back(), (Knobs{{"block_k", 128}}));
+  EXPECT_EQ(test::knob_matrix({DType::fp32}).size(), 4u);
 }
 
 // A kernel that computes the wrong answer fails the suite: debug.wrong (kernels/debug/) through

@@ -15,6 +15,7 @@
 
 #include "kernels/registry.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/sweep/variant.hpp"
 
 namespace attn::test {
 
@@ -83,37 +84,93 @@ inline std::vector<std::string> registered_kernels(Backend backend) {
   return ids;
 }
 
-// Runs `kernel` over the matrix on `engine`: every case must be ok or skipped (a refusal); each
-// failure is reported with its case and reason. Prints one summary line:
-//   [conformance] <kernel>: <n> pass, <n> skip, <n> fail
-// and skips the test (with the first refusal) when the kernel took no case at all.
-inline void run_conformance(CaseEngine& engine, const std::string& kernel, const std::vector<DType>& dtypes) {
+// The few matrix shapes each knob value is also checked on: a ragged causal GQA square, rows that
+// see no key, a two-sided window with Sq < Sk, a tiny odd length.
+inline std::vector<ConformanceCase> knob_matrix(const std::vector<DType>& dtypes) {
+  std::vector<ConformanceCase> out;
+  for (ConformanceCase& c : conformance_matrix(dtypes)) {
+    const std::string shape = c.name.substr(0, c.name.rfind('_'));  // less the dtype
+    for (const char* keep : {"gqa42_s130_causal", "sq257_sk130_causal", "win32_32_sq130_sk257", "s17"})
+      if (shape == keep) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Each declared value of each knob that is not its default, one knob at a time.
+inline std::vector<Knobs> knob_variants(const KernelSpec& spec) {
+  std::vector<Knobs> out;
+  for (const KnobSpec& knob : spec.knobs)
+    for (int v : knob.values)
+      if (v != knob.default_value) out.push_back(Knobs{{knob.name, v}});
+  return out;
+}
+
+// Runs `kernel` with `knobs` over `cases` on `engine`: every case must be ok or skipped (a
+// refusal); each failure is reported with its case and reason. Prints one summary line:
+//   [conformance] <variant label>: <n> pass, <n> skip, <n> fail
+// and returns how many cases passed and failed (a kernel that took none is all refusals).
+struct ConformanceCounts {
   int pass = 0, skip = 0, fail = 0;
   std::string first_refusal;
-  for (const ConformanceCase& cc : conformance_matrix(dtypes)) {
+};
+
+inline ConformanceCounts run_conformance(CaseEngine& engine, const std::string& kernel, const Knobs& knobs,
+                                         const std::vector<ConformanceCase>& cases) {
+  ConformanceCounts n;
+  const std::string label = variant_label(kernel, knobs);
+  for (const ConformanceCase& cc : cases) {
     Case c;
     c.kernel = kernel;
+    c.knobs = knobs;
     c.problem = cc.problem;
     const CaseResult r = engine.run(c);
     if (r.status == Status::ok) {
-      ++pass;
+      ++n.pass;
       EXPECT_TRUE(r.correctness && r.correctness->pass)
-          << kernel << " " << cc.name << ": ok without a passed check";
+          << label << " " << cc.name << ": ok without a passed check";
     } else if (r.status == Status::skipped) {
-      ++skip;
-      if (first_refusal.empty()) first_refusal = cc.name + ": " + r.reason;
+      ++n.skip;
+      if (n.first_refusal.empty()) n.first_refusal = cc.name + ": " + r.reason;
     } else {
-      ++fail;
-      ADD_FAILURE() << kernel << " " << cc.name << " (" << cc.problem.full_label()
+      ++n.fail;
+      ADD_FAILURE() << label << " " << cc.name << " (" << cc.problem.full_label()
                     << "): " << to_string(r.status) << ": " << r.reason;
     }
-    ASSERT_FALSE(engine.context_lost())
-        << "the CUDA context was lost at " << cc.name << ": " << engine.context_lost_reason();
+    if (engine.context_lost()) {
+      ADD_FAILURE() << "the CUDA context was lost at " << label << " " << cc.name << ": "
+                    << engine.context_lost_reason();
+      break;
+    }
   }
-  std::cout << "[conformance] " << kernel << ": " << pass << " pass, " << skip << " skip, " << fail
+  std::cout << "[conformance] " << label << ": " << n.pass << " pass, " << n.skip << " skip, " << n.fail
             << " fail\n";
-  if (pass == 0 && fail == 0)
-    GTEST_SKIP() << kernel << " refused every conformance case, e.g. " << first_refusal;
+  return n;
+}
+
+// The whole matrix with the kernel's default knobs; skips the test (naming the first refusal) when
+// the kernel took no case at all.
+inline void run_conformance(CaseEngine& engine, const std::string& kernel, const std::vector<DType>& dtypes) {
+  const ConformanceCounts n = run_conformance(engine, kernel, {}, conformance_matrix(dtypes));
+  if (n.pass == 0 && n.fail == 0)
+    GTEST_SKIP() << kernel << " refused every conformance case, e.g. " << n.first_refusal;
+}
+
+// Every non-default knob value on the knob matrix.
+inline void run_knob_conformance(CaseEngine& engine, const std::string& kernel,
+                                 const std::vector<DType>& dtypes) {
+  const KernelSpec* spec = find_kernel(kernel);
+  ASSERT_NE(spec, nullptr) << kernel;
+  const std::vector<Knobs> variants = knob_variants(*spec);
+  if (variants.empty()) GTEST_SKIP() << kernel << " declares no knobs";
+  const std::vector<ConformanceCase> cases = knob_matrix(dtypes);
+  int pass = 0, fail = 0;
+  for (const Knobs& k : variants) {
+    const ConformanceCounts n = run_conformance(engine, kernel, k, cases);
+    pass += n.pass;
+    fail += n.fail;
+    if (engine.context_lost()) return;
+  }
+  if (pass == 0 && fail == 0) GTEST_SKIP() << kernel << ": every knob variant refused every case";
 }
 
 inline std::string kernel_test_name(const ::testing::TestParamInfo<std::string>& info) {
