@@ -2,6 +2,8 @@
 // (empty when the problem passes) in one wording: the field, its value, the kernel, what it takes.
 // A family's why_not chains these first and keeps only its own rules (head dims, tiles).
 #pragma once
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -60,6 +62,33 @@ inline std::string first_reason(std::initializer_list<std::string> checks) {
   for (const std::string& why : checks)
     if (!why.empty()) return why;
   return {};
+}
+
+// run()'s argument checks: each throws KernelError naming the kernel, the argument and the rule.
+
+// `why`, when given, says why the kernel needs it, e.g. "the running max is taken on unscaled scores".
+inline void check_scale(const AttentionArgs& a, const std::string& id, const std::string& why = {}) {
+  if (a.scale > 0.0f && std::isfinite(a.scale)) return;
+  throw KernelError(id + ": scale = " + std::to_string(a.scale) + ": must be finite and > 0" +
+                    (why.empty() ? "" : " (" + why + ")"));
+}
+
+// Q, K, V and O non-null and 16-byte aligned; `why` names what needs the alignment ("cp.async").
+inline void check_io_aligned(const AttentionArgs& a, const std::string& id, const std::string& why) {
+  for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
+    if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+      throw KernelError(id + ": Q, K, V and O must be non-null and 16-byte aligned (" + why + ")");
+}
+
+inline void check_io_present(const AttentionArgs& a, const std::string& id) {
+  if (!a.q || !a.k || !a.v || !a.o) throw KernelError(id + ": q, k, v and o must be device pointers");
+}
+
+// At least `need` bytes of workspace (none needed: anything goes).
+inline void check_workspace(const AttentionArgs& a, std::size_t need, const std::string& id) {
+  if (need == 0 || (a.workspace != nullptr && a.workspace_bytes >= need)) return;
+  throw KernelError(id + ": workspace of " + std::to_string(a.workspace_bytes) + " bytes, needs " +
+                    std::to_string(need));
 }
 
 // prepare()'s guard: the same refusal as why_not, as the Unsupported the engine records as skipped.

@@ -146,10 +146,8 @@ class CudnnSdpaKernel final : public PreparedKernel {
   bool writes_lse() const override { return true; }
 
   void run(const AttentionArgs& a) override {
-    if (!a.q || !a.k || !a.v || !a.o) throw KernelError("cudnn.sdpa: q, k, v and o must be device pointers");
-    if (a.workspace_bytes < m_workspace_bytes || !a.workspace)
-      throw KernelError("cudnn.sdpa: workspace of " + std::to_string(a.workspace_bytes) + " bytes, needs " +
-                        std::to_string(m_workspace_bytes));
+    check_io_present(a, "cudnn.sdpa");
+    check_workspace(a, m_workspace_bytes, "cudnn.sdpa");
     auto stream = static_cast<cudaStream_t>(a.stream);
     cudnn::check(cudnnSetStream(m_handle->get(), stream), "cudnnSetStream");
 

@@ -118,13 +118,8 @@ class Fa2MmaKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const Problem& pr = m_problem;
-    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
-      throw KernelError("fa2.mma: scale = " + std::to_string(a.scale) +
-                        ": must be finite and > 0 (the running max is taken on unscaled scores)");
-    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-        throw KernelError(
-            "fa2.mma: Q, K, V and O must be non-null and 16-byte aligned (cp.async and 16-byte stores)");
+    check_scale(a, "fa2.mma", "the running max is taken on unscaled scores");
+    check_io_aligned(a, "fa2.mma", "cp.async and 16-byte stores");
     Fa2Params prm;
     fa2::fill_params(prm, pr, a);
     const bool band = has_band(pr);

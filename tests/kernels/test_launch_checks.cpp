@@ -56,5 +56,42 @@ TEST(LaunchChecks, KnobsAndChaining) {
   EXPECT_NO_THROW(require_supported(""));
 }
 
+// run()'s checks of the arguments, as the kernels word them.
+TEST(LaunchChecks, RunArguments) {
+  alignas(16) static float buf[64];
+  AttentionArgs a;
+  a.q = a.k = a.v = buf;
+  a.o = buf;
+  a.scale = 0.125f;
+  EXPECT_NO_THROW(check_scale(a, "k"));
+  EXPECT_NO_THROW(check_io_aligned(a, "k", "cp.async"));
+  EXPECT_NO_THROW(check_io_present(a, "k"));
+  EXPECT_NO_THROW(check_workspace(a, 0, "k"));
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const KernelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no throw");
+  };
+  a.scale = 0.0f;
+  EXPECT_EQ(message([&] { check_scale(a, "fa2.mma", "why"); }),
+            "fa2.mma: scale = 0.000000: must be finite and > 0 (why)");
+  a.k = buf + 1;  // 4-byte aligned only
+  EXPECT_EQ(message([&] { check_io_aligned(a, "ffpa.l1", "cp.async"); }),
+            "ffpa.l1: Q, K, V and O must be non-null and 16-byte aligned (cp.async)");
+  a.v = nullptr;
+  EXPECT_EQ(message([&] { check_io_present(a, "cudnn.sdpa"); }),
+            "cudnn.sdpa: q, k, v and o must be device pointers");
+  a.workspace = buf;
+  a.workspace_bytes = 100;
+  EXPECT_NO_THROW(check_workspace(a, 100, "k"));
+  EXPECT_EQ(message([&] { check_workspace(a, 101, "naive.unfused"); }),
+            "naive.unfused: workspace of 100 bytes, needs 101");
+  a.workspace = nullptr;
+  EXPECT_EQ(message([&] { check_workspace(a, 1, "k"); }), "k: workspace of 100 bytes, needs 1");
+}
+
 }  // namespace
 }  // namespace attn

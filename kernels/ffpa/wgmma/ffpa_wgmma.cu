@@ -54,11 +54,8 @@ class FfpaWgmmaKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const Problem& pr = m_problem;
-    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
-      throw KernelError("ffpa.wgmma: scale = " + std::to_string(a.scale) + ": must be finite and > 0");
-    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-        throw KernelError("ffpa.wgmma: Q, K, V and O must be non-null and 16-byte aligned (cp.async)");
+    check_scale(a, "ffpa.wgmma");
+    check_io_aligned(a, "ffpa.wgmma", "cp.async");
     fw::WgmmaParams prm;
     fa2::fill_params(prm, pr, a);
     prm.head_dim = static_cast<int>(pr.head_dim);
