@@ -1,9 +1,11 @@
-// GPU tests for naive.unfused, cublas.unfused and cuda.reference: each kernel against
+// GPU tests for the registered CUDA kernels that take every dtype and head dim (today naive.unfused,
+// cublas.unfused and cuda.reference, found from the registry): each kernel against
 // cpu_reference_attention (fp64) on the same rounded inputs, over masks, GQA/MQA, Sq != Sk both
 // ways, D != Dv, odd sizes and fp16/bf16/fp32; plus host checks of the device mask and the specs.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -284,6 +286,12 @@ TEST(DeviceMask, MatchesProblemVisibleKeys) {
       ASSERT_EQ(dm.last(i), r.last) << p.full_label() << " row " << i;
     }
   }
+}
+
+TEST(CudaKernelSpecs, RegistrySelectionFindsTheUnfusedKernelsAndTheReference) {
+  const std::vector<std::string> ids = fp32_capable_kernels();
+  for (const char* id : {"cuda.reference", "naive.unfused", "cublas.unfused"})
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
 }
 
 TEST(CudaKernelSpecs, IdsAndAcceptance) {
