@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "reports/jsonl_store.hpp"
 #include "tests/support/cli_process.hpp"
@@ -125,6 +126,41 @@ TEST(KernelsCli, ListsEveryRegisteredKernel) {
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.output.find("cpu.reference"), std::string::npos);
   EXPECT_NE(o.output.find("cpu.flash"), std::string::npos);
+}
+
+// Issue 24: the table's columns line up (every row's knobs and description start under their
+// header) and each kernel's knobs are listed with their values and defaults.
+TEST(KernelsCli, AlignsColumnsAndShowsKnobs) {
+  const CliOutcome o = run_cli("kernels");
+  ASSERT_EQ(o.exit_code, 0);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; at < o.output.size(); at = nl + 1) {
+    nl = o.output.find('\n', at);
+    if (nl == std::string::npos) nl = o.output.size();
+    lines.push_back(o.output.substr(at, nl - at));
+  }
+  std::size_t header = 0;
+  while (header < lines.size() && lines[header].rfind("kernel ", 0) != 0) ++header;
+  ASSERT_LT(header, lines.size()) << o.output;
+  const std::size_t knobs = lines[header].find("knobs"), desc = lines[header].find("description");
+  ASSERT_NE(knobs, std::string::npos);
+  ASSERT_NE(desc, std::string::npos);
+  bool saw_flash = false;
+  for (std::size_t i = header + 1; i < lines.size() && !lines[i].empty(); ++i) {
+    const std::string& row = lines[i];
+    ASSERT_GT(row.size(), desc) << row;
+    EXPECT_EQ(row[knobs - 1], ' ') << row;
+    EXPECT_NE(row[knobs], ' ') << row;
+    EXPECT_EQ(row[desc - 1], ' ') << row;
+    EXPECT_NE(row[desc], ' ') << row;
+    if (row.rfind("cpu.flash ", 0) == 0) {
+      saw_flash = true;
+      EXPECT_EQ(row.substr(knobs, 15), "block_q block_k") << row;
+    }
+  }
+  EXPECT_TRUE(saw_flash) << o.output;
+  EXPECT_NE(o.output.find("Knobs"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("16,32,64,128"), std::string::npos) << o.output;
 }
 
 TEST(DevicesCli, SaysWhetherThereIsAGpu) {
