@@ -1,4 +1,4 @@
-// The attention problem shape every kernel, planner and report shares (DESIGN.md "Problem"),
+// The attention problem shape every kernel, planner and report shares (docs/design.md "Core types"),
 // with the exact mask semantics and the FLOP/byte counting rules.
 #pragma once
 #include <algorithm>
@@ -70,7 +70,7 @@ struct Problem {
   std::int64_t o_elems() const { return batch * seq_q * heads_q * head_dim_v; }
   std::int64_t lse_elems() const { return batch * heads_q * seq_q; }
 
-  // flops = 2 * B * Hq * (D + Dv) * P (DESIGN.md "Counting").
+  // flops = 2 * B * Hq * (D + Dv) * P (docs/design.md "Counting").
   double flops() const;
   // Bytes of Q, K, V and O, in double so that no size overflows (the planner's size limit).
   double tensor_bytes() const;
