@@ -13,7 +13,7 @@ namespace attn {
 namespace {
 
 // 128-bit so that no size a record or a plan can hold overflows while counting.
-__extension__ using Wide = __int128;
+__extension__ typedef __int128 Wide;
 
 // value = slope * d + intercept, slope in {-1, 0, 1}.
 struct Line {

@@ -451,5 +451,55 @@ TEST(IsolationCli, InProcessStillRunsTheSweep) {
   EXPECT_EQ(run_cli("run --resume " + out.string() + " --quiet").exit_code, 0);
 }
 
+// Issue 24 item 1: a results file holding a case twice crashed readers, and --resume kept the
+// duplicate. Resume warns naming the lines and writes no new line for a finished case.
+TEST(IsolationCli, ResumeOfAFileWithARepeatedCaseWarnsAndAddsNothing) {
+  const fs::path out = fresh_dir("dup_resume");
+  const std::string args =
+      "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16,32 --head-dim 8 "
+      "--dtype fp32 --max-time-s 0.01 --quiet --out " +
+      out.string();
+  ASSERT_EQ(run_cli(args).exit_code, 0);
+  const fs::path file = out / "results.jsonl";
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t line2 = text.find('\n') + 1;
+  {
+    std::ofstream o(file, std::ios::app);
+    o << text.substr(line2, text.find('\n', line2) + 1 - line2);  // line 4 repeats line 2
+  }
+  const CliOutcome resumed = run_cli("run --resume " + out.string() + " --quiet");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("results.jsonl:4: case "), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("repeats line 2"), std::string::npos) << resumed.output;
+  EXPECT_EQ(line_count(file), 4u);
+  const CliOutcome report = run_cli("report --no-figures " + out.string());
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+}
+
+// Issue 24 item 8: interrupted before any worker was ready, the run advised --resume of a directory
+// holding nothing and exited 1. Now: 130, no advice.
+TEST(IsolationCli, SigintBeforeAnyResultExits130WithoutResumeAdvice) {
+  const fs::path out = fresh_dir("sigint_early");
+  SpawnSpec spec;
+  spec.shell_command = "exec " + attnscope_binary() +
+                       " run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
+                       "--dtype fp32 --worker-cmd 'exec sleep 30' --out " +
+                       out.string();
+  ChildProcess child = ChildProcess::spawn(spec);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ASSERT_FALSE(child.try_reap());
+  ASSERT_EQ(::kill(child.pid(), SIGINT), 0);
+  child.finish(20);
+  const std::string output = drain(child.stdout_fd()) + drain(child.stderr_fd());
+  EXPECT_EQ(child.exit_code(), 130) << child.exit_description() << "\n" << output;
+  EXPECT_NE(output.find("no results were written"), std::string::npos) << output;
+  EXPECT_EQ(output.find("--resume"), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(out / "results.jsonl"));
+}
+
 }  // namespace
 }  // namespace attn

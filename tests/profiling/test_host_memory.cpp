@@ -35,13 +35,14 @@ TEST(HostMemory, FootprintCountsEveryBuffer) {
 
 TEST(HostMemory, ParsesMeminfoAndCgroupFiles) {
   EXPECT_EQ(
-      parse_meminfo_available("MemTotal:       24576000 kB\nMemFree: 1 kB\nMemAvailable:   20480000 kB\n"),
+      parse_meminfo_available("MemTotal:       24576000 kB\nMemFree: 1 kB\nMemAvailable:   20480000 kB\n")
+          .value_or(-1),
       20480000.0 * 1024);
   EXPECT_FALSE(parse_meminfo_available("MemTotal: 5 kB\n").has_value());
-  EXPECT_EQ(cgroup_headroom("25232932864\n", "1073741824\n"), 25232932864.0 - 1073741824.0);
+  EXPECT_EQ(cgroup_headroom("25232932864\n", "1073741824\n").value_or(-1), 25232932864.0 - 1073741824.0);
   EXPECT_FALSE(cgroup_headroom("max\n", "1073741824\n").has_value());
   EXPECT_FALSE(cgroup_headroom("9223372036854771712\n", "5\n").has_value());  // v1 "no limit"
-  EXPECT_EQ(cgroup_headroom("100\n", "300\n"), 0.0);
+  EXPECT_EQ(cgroup_headroom("100\n", "300\n").value_or(-1), 0.0);
   const auto here = host_memory_available();
   ASSERT_TRUE(here.has_value()) << "/proc/meminfo unreadable";
   EXPECT_GT(here->available, 0.0);

@@ -221,5 +221,31 @@ TEST_F(JsonlStore, RepeatedCaseInOneFileIsDroppedNamingBothLines) {
       << both.warnings[1];
 }
 
+// Issue 24 item 8: impossible sizes in a results line were accepted, and --resume then counted the
+// case as done. The line is skipped with a warning naming it.
+TEST_F(JsonlStore, ImpossibleSizesInACaseLineAreSkippedNamingTheLine) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  const std::size_t line2 = text.find('\n') + 1;
+  std::string bad = text.substr(line2, text.find('\n', line2) + 1 - line2);
+  const std::size_t at = bad.find("\"seq_q\":");
+  ASSERT_NE(at, std::string::npos) << bad;
+  bad.replace(at, bad.find(',', at) - at, "\"seq_q\":-5");
+  std::string zero = bad;
+  zero.replace(zero.find("\"seq_q\":-5"), 10, "\"seq_q\":64");
+  const std::size_t hd = zero.find("\"head_dim\":");
+  zero.replace(hd, zero.find(',', hd) - hd, "\"head_dim\":0");
+  spit(file, text.substr(0, line2) + bad + text.substr(line2) + zero);
+  const LoadedRun r = read_results(file);
+  EXPECT_EQ(r.cases.size(), 3u);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find(file.string() + ":2: case c0ffee1234567890"), std::string::npos)
+      << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("seq_q = -5: must be >= 1; line skipped"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find(":6: "), std::string::npos) << r.warnings[1];
+  EXPECT_NE(r.warnings[1].find("head_dim = 0"), std::string::npos) << r.warnings[1];
+  EXPECT_EQ(r.case_lines, (std::vector<std::size_t>{3, 4, 5}));
+}
+
 }  // namespace
 }  // namespace attn
