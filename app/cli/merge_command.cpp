@@ -144,11 +144,12 @@ int merge_runs(const MergeOptions& options) {
       std::set<int> ks;
       std::map<std::size_t, std::pair<std::string, const Input*>> by_index;  // plan index -> case id
       for (const Input& in : inputs) {
+        const Input& other = &in == &inputs.front() ? inputs[1] : inputs.front();
         if (const std::string why = not_a_shard_of(in, inputs.front()); !why.empty())
           throw MergeError(fmt::format(
               "{} and {} are not shards of one plan: {}; merge joins the run directories of one sweep's "
               "`attnscope run --shard k/n` jobs (report and crossover read unrelated runs together)",
-              inputs.front().dir.string(), in.dir.string(), why));
+              in.dir.string(), other.dir.string(), why));
         if (!ks.insert(in.plan->shard->k).second)
           throw MergeError(
               fmt::format("{}: shard {} is given twice", in.dir.string(), in.plan->shard->text()));

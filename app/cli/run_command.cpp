@@ -120,6 +120,14 @@ PlanFile slice_plan(const std::vector<Case>& all, const std::optional<Shard>& sh
   return f;
 }
 
+// A local worker cannot run the cuda backend without a GPU: said before any worker starts.
+std::string no_gpu_message(const std::string& what, const std::string& why) {
+  return fmt::format(
+      "{}: the cuda backend needs a GPU and there is none here ({}); run with --backend cpu, or "
+      "reach a GPU with --worker-cmd",
+      what, why);
+}
+
 // spec -> backend -> plan, as `run` without --resume does it.
 void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shard, bool debug, RunPlan& rp) {
   try {
@@ -130,6 +138,9 @@ void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shar
     const bool use_default = !options.sweep.preset && !options.sweep.any_axis() && !options.sweep.kernels;
     rp.spec = spec_from_overrides(options.sweep, presets_dir(), use_default ? fallback : "");
     rp.backend = pick_backend(rp.spec);
+    if (std::string why;
+        rp.backend == Backend::cuda && options.isolation.worker_cmds.empty() && !cuda_device_available(&why))
+      throw BadInput(no_gpu_message("--backend cuda", why));
     const std::vector<Case> all = plan(rp.spec, rp.backend);
     // Judged on the whole plan: one shard may hold only skips while the others run.
     std::string why_cpu;
@@ -487,10 +498,8 @@ int run_sweep(const RunOptions& options) {
     // worker starts. A --worker-cmd may reach a GPU elsewhere, so it is left to try.
     if (std::string why;
         rp.backend == Backend::cuda && iso.worker_cmds.empty() && !cuda_device_available(&why))
-      throw BadInput(fmt::format(
-          "{}: the cuda backend needs a GPU and there is none here ({}); run with "
-          "--backend cpu, or reach a GPU with --worker-cmd",
-          iso.resume ? "--resume " + *iso.resume + " (a cuda run)" : std::string("--backend cuda"), why));
+      throw BadInput(
+          no_gpu_message(iso.resume ? "--resume " + *iso.resume + " (a cuda run)" : "--backend cuda", why));
   } catch (const BadInput& e) {
     std::fprintf(stderr, "attnscope run: %s\n", e.what());
     return kExitBadInput;
