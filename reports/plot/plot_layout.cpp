@@ -380,17 +380,34 @@ PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMe
     dashed(d, {fx, a.y0}, {fx, a.y1}, l.color, st.s(1.5f), st.s(6), st.s(4));
     if (!l.label.empty()) label_box({fx + st.s(5), a.y0 + st.s(5)}, l.label, l.color);
   }
-  // Annotations (ridge points): a dot, and the text above-right of it, or left where the right
-  // edge is near.
+  // Annotations (ridge points): a dot, and the text in the first of above-right, above-left,
+  // below-right, below-left of it that stays in the plot area and clear of earlier labels (two
+  // ridges of near bandwidths sit close together).
+  std::vector<Rect> placed;
   for (const Annotation& an : plot.annotations) {
     const double x = vp.to_px_x(an.x), y = vp.to_px_y(an.y);
     if (!finite_px(x, y)) continue;
     const auto fx = static_cast<float>(x), fy = static_cast<float>(y);
     d.circle_filled({fx, fy}, st.s(3), an.color);
-    const float w = fonts.text_width(an.text, lpx, false);
-    const float tx = fx + st.s(6) + w + st.s(4) > a.x1 ? fx - st.s(6) - w : fx + st.s(6);
-    const float ty = std::max(a.y0 + st.s(2), fy - lpx - st.s(6));
-    label_box({tx, ty}, an.text, an.color);
+    const float w = fonts.text_width(an.text, lpx, false), h = lpx + st.s(3), off = st.s(6);
+    const std::array<Vec2, 4> tries{{{fx + off, fy - h - off},
+                                     {fx - off - w, fy - h - off},
+                                     {fx + off, fy + off},
+                                     {fx - off - w, fy + off}}};
+    Vec2 at = tries[0];
+    for (const Vec2& t : tries) {
+      const Rect r{t.x - st.s(3), t.y - st.s(1), t.x + w + st.s(3), t.y + h};
+      const bool inside = r.x0 >= a.x0 && r.x1 <= a.x1 && r.y0 >= a.y0 && r.y1 <= a.y1;
+      const bool clear = std::none_of(placed.begin(), placed.end(), [&](const Rect& q) {
+        return r.x0 < q.x1 && r.x1 > q.x0 && r.y0 < q.y1 && r.y1 > q.y0;
+      });
+      if (inside && clear) {
+        at = t;
+        break;
+      }
+    }
+    placed.push_back({at.x - st.s(3), at.y - st.s(1), at.x + w + st.s(3), at.y + h});
+    label_box(at, an.text, an.color);
   }
   d.pop_clip();
   d.rect_outline(a, st.frame, st.s(1));

@@ -258,6 +258,7 @@ Range fit_x(const Plot& plot, double pad_fraction) {
     if (s.visible)
       for (double x : s.x) e.add(x, plot.x.scale);
   for (const RefLine& l : plot.vlines) e.add(l.value, plot.x.scale);
+  for (const Annotation& an : plot.annotations) e.add(an.x, plot.x.scale);  // a labelled point is shown
   return padded(e, plot.x.scale, pad_fraction);
 }
 
@@ -267,6 +268,7 @@ Range fit_y(const Plot& plot, double pad_fraction) {
     if (s.visible)
       for (double y : s.y) e.add(y, plot.y.scale);
   for (const RefLine& l : plot.hlines) e.add(l.value, plot.y.scale);
+  for (const Annotation& an : plot.annotations) e.add(an.y, plot.y.scale);
   // A linear axis over non-negative data starts at 0, so bar and line heights compare honestly.
   if (plot.y.scale == Scale::linear && !e.empty() && e.lo >= 0) {
     e.lo = 0;

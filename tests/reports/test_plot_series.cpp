@@ -249,6 +249,40 @@ TEST(PlotFacets, FewVaryingAxesStayOnePlot) {
   EXPECT_EQ(f.panels.size(), 1u);
 }
 
+// Two ridge points a few pixels apart (measured and datasheet DRAM): both labels inside the plot
+// area and apart, as the H100 roofline needs.
+TEST(PlotSeries, RidgeLabelsDoNotOverlap) {
+  Plot p;
+  p.x = {"Measured intensity", "FLOP/byte", Scale::log10};
+  p.y = {"Throughput", "TFLOPS", Scale::log10};
+  Series s;
+  s.x = {10, 300};
+  s.y = {30, 800};
+  s.line = false;
+  p.series.push_back(s);
+  p.show_legend = false;
+  p.annotations.push_back({262, 791, "measured DRAM ridge 262 FLOP/B"});
+  p.annotations.push_back({295, 989, "datasheet DRAM ridge 295 FLOP/B"});
+  const TtfFont& font = TtfFont::builtin();
+  const PlotLayout l = layout_plot(p, 800, 500, font, default_style(800, 500));
+  std::vector<Rect> boxes;
+  for (const DrawCmd& c : l.draw.cmds)
+    if (const auto* t = std::get_if<DrawText>(&c); t && t->text.find("ridge") != std::string::npos)
+      boxes.push_back({t->top_left.x, t->top_left.y,
+                       t->top_left.x + font.text_width(t->text, t->size_px, false),
+                       t->top_left.y + t->size_px});
+  ASSERT_EQ(boxes.size(), 2u);
+  for (const Rect& b : boxes) {
+    EXPECT_GE(b.x0, l.plot_area.x0);
+    EXPECT_LE(b.x1, l.plot_area.x1);
+    EXPECT_GE(b.y0, l.plot_area.y0);
+    EXPECT_LE(b.y1, l.plot_area.y1);
+  }
+  const bool overlap = boxes[0].x0 < boxes[1].x1 && boxes[0].x1 > boxes[1].x0 && boxes[0].y0 < boxes[1].y1 &&
+                       boxes[0].y1 > boxes[1].y0;
+  EXPECT_FALSE(overlap);
+}
+
 // The SVG is the PNG's DrawList as vectors; pinned byte for byte.
 TEST(PlotSvg, GoldenTwoSeriesPlot) {
   Plot p;
