@@ -394,17 +394,18 @@ PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMe
                                      {fx - off - w, fy - h - off},
                                      {fx + off, fy + off},
                                      {fx - off - w, fy + off}}};
+    // Inside and clear, else inside (overlapping a label beats being clipped away), else the first.
     Vec2 at = tries[0];
+    int best = 0;
     for (const Vec2& t : tries) {
       const Rect r{t.x - st.s(3), t.y - st.s(1), t.x + w + st.s(3), t.y + h};
       const bool inside = r.x0 >= a.x0 && r.x1 <= a.x1 && r.y0 >= a.y0 && r.y1 <= a.y1;
       const bool clear = std::none_of(placed.begin(), placed.end(), [&](const Rect& q) {
         return r.x0 < q.x1 && r.x1 > q.x0 && r.y0 < q.y1 && r.y1 > q.y0;
       });
-      if (inside && clear) {
-        at = t;
-        break;
-      }
+      const int score = inside ? (clear ? 2 : 1) : 0;
+      if (score > best) best = score, at = t;
+      if (score == 2) break;
     }
     placed.push_back({at.x - st.s(3), at.y - st.s(1), at.x + w + st.s(3), at.y + h});
     label_box(at, an.text, an.color);
