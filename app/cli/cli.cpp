@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   add_gui_flags(*gui, gui_options);
 
   PlotOptions plot_options;
-  CLI::App* plot = app.add_subcommand("plot", "PNG plot from results files, headless, with the GUI's look");
+  CLI::App* plot =
+      app.add_subcommand("plot", "PNG and SVG plot from results files, headless, with the GUI's look");
   add_plot_flags(*plot, plot_options);
 
   try {

@@ -44,8 +44,8 @@ void add_plot_flags(CLI::App& cmd, PlotOptions& o) {
       ->capture_default_str();
   cmd.add_option("--baseline", o.baseline, "kernel speedups refer to (default: the run's baseline)");
   cmd.add_option("--group-by", o.group_by,
-                 "axes whose values split series, comma-separated (default: every "
-                 "axis that varies at a fixed x)")
+                 "axes whose values split series, comma-separated (default: every axis along which one "
+                 "kernel's cases differ other than x, so a series never joins two sweeps)")
       ->delimiter(',');
   cmd.add_option("--kernels", o.kernels,
                  "plot only these kernels, comma-separated (the speedup baseline is still looked up among "

@@ -54,6 +54,9 @@ void GuiState::begin_frame() {
   // every run, build_plot and the roofline over all cases, and a re-render of both plot textures,
   // at up to 30 cases a second. Live data is taken at most every kLiveRefreshS; user actions
   // (axis, tab, toggles) still rebuild at once, and so does the last case of a sweep.
+  // Progress first: the frame that sees the sweep finished also takes its last cases (a test or a
+  // user reading "done" must not see the plot of a quarter second before).
+  m_progress = m_runner.progress();
   const double now = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
   const bool throttled = m_progress.running && now - m_last_refresh_s < kLiveRefreshS;
   if (!throttled && m_store.snapshot_if_changed(m_seen_generation, m_runs)) {
@@ -67,7 +70,6 @@ void GuiState::begin_frame() {
           if (c.case_id == *options.select && !selection) select(r.key, c.case_id);
     }
   }
-  m_progress = m_runner.progress();
   if (m_form_dirty) {
     rebuild_preview();
     m_form_dirty = false;
