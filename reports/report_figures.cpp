@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "reports/jsonl_store.hpp"
 #include "reports/plot/plot_build.hpp"
 #include "reports/plot/raster.hpp"
+#include "reports/plot/svg.hpp"
 
 namespace attn {
 
@@ -51,6 +53,23 @@ std::string slug(std::string s) {
 
 std::string gpu_name(const RunInfo& run) { return run.gpu ? run.gpu->name : std::string("CPU"); }
 
+// The PNG, and the SVG beside it when asked; `file` names the PNG.
+void write_figure(const plot::Plot& p, const FigureOptions& o, const std::string& file) {
+  plot::write_png(plot::render_plot(p, o.width, o.height), o.out_dir / file);
+  if (o.svg)
+    plot::write_svg(plot::render_plot_svg(p, o.width, o.height),
+                    o.out_dir / std::filesystem::path(file).replace_extension(".svg"));
+}
+
+// "sequence length" for seq: titles and captions name axes as a reader would.
+std::string human(const std::string& axis) {
+  std::string s = plot::axis_label(axis);
+  if (s.size() > 1 && std::isupper(static_cast<unsigned char>(s[0])) &&
+      !std::isupper(static_cast<unsigned char>(s[1])))
+    s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
 }  // namespace
 
 std::string most_swept_axis(const std::vector<CaseResult>& cases) {
@@ -68,68 +87,6 @@ std::string most_swept_axis(const std::vector<CaseResult>& cases) {
   }
   if (best == "seq" && !square) best = "seq_q";
   return best;
-}
-
-plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& run) {
-  const Peaks& pk = run.peaks;
-  struct Ceiling {
-    const char* label;
-    std::optional<double> tflops, gbps;
-    plot::Color color;
-  };
-  std::vector<Ceiling> ceilings;
-  if (pk.tensor_tflops_measured && pk.dram_gbps_measured)
-    ceilings.push_back(
-        {"measured ceiling", pk.tensor_tflops_measured, pk.dram_gbps_measured, {60, 60, 60, 255}});
-  if (pk.tensor_tflops_datasheet && pk.dram_gbps_datasheet)
-    ceilings.push_back(
-        {"datasheet ceiling", pk.tensor_tflops_datasheet, pk.dram_gbps_datasheet, {150, 150, 150, 255}});
-  if (ceilings.empty())
-    throw std::invalid_argument("the run records no tensor and DRAM peak pair (measured or datasheet)");
-  std::map<std::string, std::vector<std::pair<double, double>>> by_kernel;
-  std::vector<std::string> order;
-  double ai_min = 1e300, ai_max = 0;
-  for (const CaseResult& c : cases) {
-    if (!measured(c) || c.min_bytes <= 0) continue;
-    const double ai = c.flops / static_cast<double>(c.min_bytes);
-    const std::string& k = variant_label(c);
-    if (!by_kernel.contains(k)) order.push_back(k);
-    by_kernel[k].emplace_back(ai, *c.tflops);
-    ai_min = std::min(ai_min, ai);
-    ai_max = std::max(ai_max, ai);
-  }
-  if (order.empty()) throw std::invalid_argument("no measured case to place on the roofline");
-
-  plot::Plot p;
-  p.title = gpu_name(run) + ": roofline";
-  p.subtitle = "algorithmic intensity = flops / (Q, K, V read once + O written once)";
-  p.x = {"Arithmetic intensity", "FLOP/byte", plot::Scale::log10};
-  p.y = {"Throughput", "TFLOPS", plot::Scale::log10};
-  std::size_t colour = 0;
-  for (const Ceiling& ce : ceilings) {
-    // The knee: where AI x bandwidth meets the tensor peak [FLOP/byte = TFLOPS / (GB/s) x 1e3].
-    const double knee = *ce.tflops * 1e3 / *ce.gbps;
-    const double lo = std::min(ai_min, knee) / 2, hi = std::max(ai_max, knee) * 2;
-    plot::Series s;
-    s.label = fmt::format("{} ({:.0f} TFLOPS, {:.0f} GB/s)", ce.label, *ce.tflops, *ce.gbps);
-    s.color = ce.color;
-    for (const double x : {lo, knee, hi}) {
-      s.x.push_back(x);
-      s.y.push_back(std::min(*ce.tflops, x * *ce.gbps * 1e-3));
-    }
-    p.series.push_back(std::move(s));
-  }
-  for (const std::string& k : order) {
-    auto pts = by_kernel[k];
-    std::sort(pts.begin(), pts.end());
-    plot::Series s;
-    s.label = k;
-    s.kernel = k;
-    s.color = plot::palette_color(colour++);
-    for (const auto& [x, y] : pts) s.x.push_back(x), s.y.push_back(y);
-    p.series.push_back(std::move(s));
-  }
-  return p;
 }
 
 std::vector<ReportFigure> render_report_figures(const ResultSet& set, const FigureOptions& o,
@@ -171,8 +128,11 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
       f.emplace_back(heads_follow ? "H*D" : "H",
                      std::to_string(heads_follow ? p.heads_q * p.head_dim : p.heads_q));
     f.emplace_back("Hkv", std::to_string(p.heads_kv));
-    if (!seq_x) f.emplace_back("S", std::to_string(p.seq_q));
-    if (x != "seq_kv" && x != "seq") f.emplace_back("Sk", std::to_string(p.seq_kv));
+    // A length equal to the x length follows x ("Sk=Sq"): a square sweep on a seq_q axis is one
+    // panel, not one single-point panel per size.
+    if (!seq_x) f.emplace_back("S", x == "seq_kv" && p.seq_q == p.seq_kv ? "Sk" : std::to_string(p.seq_q));
+    if (x != "seq_kv" && x != "seq")
+      f.emplace_back("Sk", x == "seq_q" && p.seq_kv == p.seq_q ? "Sq" : std::to_string(p.seq_kv));
     if (x != "head_dim") f.emplace_back("D", std::to_string(p.head_dim));
     f.emplace_back("Dv", dv_follows && p.head_dim_v == p.head_dim ? "D" : std::to_string(p.head_dim_v));
     return f;
@@ -241,20 +201,26 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
       spec.kind = w.kind;
       spec.log_x = log_x && w.kind == plot::PlotKind::line;
       spec.group_by = {"dtype"};  // the panel fixes the rest; kernels always split series
-      spec.title = fmt::format(
-          "{}: {} vs {}, {}", gpu_name(run),
-          std::string(w.y) == "speedup" ? "speedup over " + o.baseline : std::string(w.what), x, label);
+      spec.title =
+          fmt::format("{}: {} vs {}, {}", gpu_name(run),
+                      std::string(w.y) == "speedup" ? "speedup over " + o.baseline : std::string(w.what),
+                      human(x), label);
       plot::Plot p;
       try {
         p = plot::build_plot({merged}, spec);
+        // The unit may have scaled (GFLOPS on a CPU): the title says what the axis shows.
+        if (std::string(w.y) == "tflops" && p.y.unit != "TFLOPS")
+          p.title = fmt::format("{}: {} vs {}, {}", gpu_name(run), p.y.unit, human(x), label);
       } catch (const plot::PlotSpecError& e) {
         notes.push_back(fmt::format("figure {} vs {} ({}) not drawn: {}", w.what, x, label, e.what()));
         continue;
       }
       const std::string file = fmt::format("{}_vs_{}_{}.png", w.y, x, slug(label));
-      plot::write_png(plot::render_plot(p, o.width, o.height), o.out_dir / file);
+      write_figure(p, o, file);
       figures.push_back(
-          {fmt::format("{} vs {}: {}", w.what, x, label), o.link_prefix + file,
+          {fmt::format("{} vs {}: {}", std::string(w.y) == "tflops" ? p.y.unit : std::string(w.what),
+                       human(x), label),
+           o.link_prefix + file,
            fmt::format("{}. Fixed: {}.",
                        std::string(w.y) == "speedup" ? "Speedup = the " + o.baseline +
                                                            " median on the same problem / the kernel's median"
@@ -263,12 +229,18 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
     }
   }
   try {
-    const plot::Plot p = roofline_plot(set.cases, run);
-    plot::write_png(plot::render_plot(p, o.width, o.height), o.out_dir / "roofline.png");
+    const plot::Plot p = roofline_plot(set.cases, run, o.roofline);
+    write_figure(p, o, "roofline.png");
+    // The intensity fallback is in the caption; what was left out is a note.
+    for (const std::string& n : p.notes)
+      if (n.rfind("no case holds CUPTI DRAM bytes", 0) != 0) notes.push_back("roofline: " + n);
+    const bool algorithmic = p.x.label == "Arithmetic intensity";
     figures.push_back(
         {"Roofline", o.link_prefix + "roofline.png",
-         "Every measured case at its algorithmic intensity (flops / minimum bytes); the ceilings are "
-         "min(tensor peak, intensity x DRAM bandwidth)."});
+         std::string(algorithmic ? "Every measured case at its algorithmic intensity (flops / minimum bytes)"
+                                 : "Every measured case at its measured intensity (flops / DRAM bytes CUPTI "
+                                   "counted)") +
+             "; the ceilings are min(tensor peak, intensity x bandwidth), each ridge point labelled."});
   } catch (const std::invalid_argument& e) {
     notes.push_back(std::string("roofline not drawn: ") + e.what());
   }

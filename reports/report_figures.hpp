@@ -9,6 +9,7 @@
 #include "reports/plot/plot_model.hpp"
 #include "reports/report_md.hpp"
 #include "reports/result_set.hpp"
+#include "reports/roofline_figure.hpp"
 
 namespace attn {
 
@@ -18,17 +19,13 @@ struct FigureOptions {
   std::string link_prefix;        // prepended to file names in the report links: "figures/"
   int width = 800, height = 500;  // [px]
   std::size_t max_panels = 6;     // panels beyond this are left out (a note says so)
+  bool svg = true;                // an SVG beside every PNG (same name, .svg): papers want vectors
+  RooflineOptions roofline;       // intensity kind and the optional L2 ceiling
 };
 
 // The axis the sweep varies most among measured cases: seq (seq_q when some Sk != Sq), seq_kv,
 // head_dim, batch or heads, in that order on ties. Empty when no measured case exists.
 std::string most_swept_axis(const std::vector<CaseResult>& cases);
-
-// The roofline of `cases` under the run's ceilings (measured, and datasheet when present): x =
-// algorithmic intensity flops / min_bytes [FLOP/byte], y = TFLOPS, both log10; one series per
-// kernel (points by ascending intensity), one polyline per ceiling min(tensor peak, AI x DRAM).
-// Throws std::invalid_argument when the run has no peaks or no case was measured.
-plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& run);
 
 // Renders the report's figures; `notes` receives what was left out and why. Throws the plot
 // module's errors for I/O failures only: data that cannot be plotted becomes a note.

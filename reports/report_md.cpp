@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "reports/plot/units.hpp"
 #include "reports/result_json.hpp"
 #include "reports/text_format.hpp"
 
@@ -301,8 +302,20 @@ std::string results(const ResultSet& set, const std::string& baseline) {
     const auto rows = ordered(set.cases, dt, true);
     if (rows.empty()) continue;
     any = true;
-    out += fmt::format("### {}\n\n| kernel | config | median | std | TFLOPS | queries/s |{} correctness |\n",
-                       to_string(dt), baseline.empty() ? "" : fmt::format(" speedup vs {} |", baseline));
+    // One unit per column (never "12.1 ms" above "45.6 µs"), scaled to the table's largest value:
+    // µs for fast kernels, GFLOPS for a CPU run.
+    double max_ms = 0, max_std = 0, max_tflops = 0;
+    for (const CaseResult* c : rows) {
+      max_ms = std::max(max_ms, *median_of(*c));
+      max_std = std::max(max_std, c->timing->std_ms);
+      if (c->tflops) max_tflops = std::max(max_tflops, *c->tflops);
+    }
+    const plot::UnitScale t_unit = plot::scaled_unit("ms", max_ms), s_unit = plot::scaled_unit("ms", max_std);
+    const plot::UnitScale f_unit = plot::scaled_unit("TFLOPS", max_tflops);
+    out += fmt::format(
+        "### {}\n\n| kernel | config | median [{}] | std [{}] | {} | queries/s |{} correctness |\n",
+        to_string(dt), t_unit.unit, s_unit.unit, f_unit.unit,
+        baseline.empty() ? "" : fmt::format(" speedup vs {} |", baseline));
     out +=
         fmt::format("| --- | --- | ---: | ---: | ---: | ---: |{} --- |\n", baseline.empty() ? "" : " ---: |");
     for (const CaseResult* c : rows) {
@@ -316,8 +329,9 @@ std::string results(const ResultSet& set, const std::string& baseline) {
       if (c->correctness)
         check = fmt::format("{:.1e} {}", c->correctness->rel_l2, c->correctness->pass ? "pass" : "**FAIL**");
       out += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} |\n", cell(variant_label(*c)),
-                         cell(config_label(c->problem, c->knobs)), format_duration_ms(m),
-                         format_duration_ms(c->timing->std_ms), c->tflops ? format_fixed4(*c->tflops) : "-",
+                         cell(config_label(c->problem, c->knobs)), format_fixed4(m * t_unit.factor),
+                         format_fixed4(c->timing->std_ms * s_unit.factor),
+                         c->tflops ? format_fixed4(*c->tflops * f_unit.factor) : "-",
                          c->queries_per_s ? si(*c->queries_per_s) : "-", speedup, check);
     }
     out += "\n";

@@ -7,6 +7,7 @@
 #include <array>
 #include <optional>
 
+#include "reports/plot/units.hpp"
 #include "reports/text_format.hpp"
 
 namespace attn {
@@ -78,7 +79,12 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
   const double scale = use_us ? 1e3 : 1.0;
 
   Column kernel{"kernel"}, config{"config"}, status{"status"};
-  Column median{use_us ? "median [µs]" : "median [ms]", true}, tflops{"TFLOPS", true};
+  // GFLOPS for a CPU run rather than 0.0050 TFLOPS: one unit for the column, by its largest value.
+  double max_tflops = 0;
+  for (const CaseResult& c : cases)
+    if (c.tflops) max_tflops = std::max(max_tflops, *c.tflops);
+  const plot::UnitScale flops_unit = plot::scaled_unit("TFLOPS", max_tflops);
+  Column median{use_us ? "median [µs]" : "median [ms]", true}, tflops{flops_unit.unit, true};
   Column speedup{"speedup vs " + baseline, true}, check{"correctness"}, note{"note"};
   for (const CaseResult& c : cases) {
     kernel.cells.push_back(variant_label(c));
@@ -86,7 +92,7 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
     status.cells.emplace_back(to_string(c.status));
     const auto m = median_of(c);
     median.cells.push_back(m ? format_fixed4(*m * scale) : "-");
-    tflops.cells.push_back(c.tflops ? format_fixed4(*c.tflops) : "-");
+    tflops.cells.push_back(c.tflops ? format_fixed4(*c.tflops * flops_unit.factor) : "-");
     if (!baseline.empty()) {
       const auto base = baseline_median(cases, baseline, c.problem);
       speedup.cells.push_back(base && m && *m > 0 ? fmt::format("{:.2f}x", *base / *m) : "-");

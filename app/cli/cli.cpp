@@ -1,14 +1,15 @@
 // Subcommand wiring with CLI11. Parse errors exit 2 with CLI11's message naming the flag.
 #include "app/cli/cli.hpp"
 
-#include "app/cli/build_info.hpp"
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "app/cli/build_info.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/gui_command.hpp"
+#include "app/cli/help_formatter.hpp"
 #include "app/cli/peaks_command.hpp"
 #include "app/cli/plot_command.hpp"
 #include "app/cli/report_commands.hpp"
@@ -30,6 +31,7 @@ std::string shell_quote(const std::string& s) {
 
 int main(int argc, char** argv) {
   CLI::App app{"attnscope: sweep, check, time and profile attention kernels"};
+  use_help_formatter(app);
   app.set_version_flag("--version", build_version() + " (" + build_git_commit() + ")");
   app.require_subcommand(0, 1);
 
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
       app.add_subcommand("run", "Plan a sweep, then check and time every case; writes runs/<id>/");
   add_sweep_flags(*run, run_options.sweep);
   run->add_flag("--quiet", run_options.quiet, "No progress output; the summary still prints");
+  run->add_flag("--report", run_options.report,
+                "When the sweep ends, write report.md and its figures (PNG and SVG) into the run directory");
   add_isolation_flags(*run, run_options.isolation);
 
   WorkerOptions worker_options;
@@ -71,7 +75,8 @@ int main(int argc, char** argv) {
   add_gui_flags(*gui, gui_options);
 
   PlotOptions plot_options;
-  CLI::App* plot = app.add_subcommand("plot", "PNG plot from results files, headless, with the GUI's look");
+  CLI::App* plot =
+      app.add_subcommand("plot", "PNG and SVG plot from results files, headless, with the GUI's look");
   add_plot_flags(*plot, plot_options);
 
   try {
@@ -113,6 +118,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "attnscope: %s; running the default sweep headless (attnscope run --help for options)\n",
                no_gui.c_str());
+  run_options.report = true;  // a first run ends with something to look at: the report and figures
   return run_sweep(run_options);
 }
 

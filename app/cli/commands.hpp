@@ -17,6 +17,7 @@ constexpr int kExitBadInput = 2;
 struct RunOptions {
   SweepOverrides sweep;
   bool quiet = false;
+  bool report = false;  // write report.md and its figures (PNG + SVG) into the run directory at the end
   std::string command_line;
   IsolationOptions isolation;
 };

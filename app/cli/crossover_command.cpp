@@ -3,15 +3,18 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/image_size.hpp"
 #include "app/cli/report_commands.hpp"
 #include "reports/crossover.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/plot/plot_build.hpp"
 #include "reports/plot/raster.hpp"
+#include "reports/plot/svg.hpp"
 #include "reports/result_set.hpp"
 
 namespace attn::cli {
@@ -38,8 +41,11 @@ CLI::App* add_crossover_command(CLI::App& app, CrossoverCommandOptions& o) {
   cmd->add_option("--key", o.key, "TOML key of the threshold (default min_<axis>), e.g. fa2_min_len_cmp")
       ->type_name("NAME");
   cmd->add_option("-o,--out", o.out, "write the TOML snippet to FILE")->type_name("FILE");
-  cmd->add_option("--plot", o.plot, "write a PNG of the speedup of A over B with the thresholds marked")
+  cmd->add_option(
+         "--plot", o.plot,
+         "write a PNG (or, for FILE.svg, an SVG) of the speedup of A over B with the thresholds marked")
       ->type_name("FILE.png");
+  cmd->add_option("--size", o.size, "plot size WxH [px]")->capture_default_str();
   return cmd;
 }
 
@@ -47,7 +53,8 @@ namespace {
 
 std::string plot_axis(CrossAxis a) { return std::string(to_string(a)); }
 
-void write_crossover_plot(const ResultSet& set, const CrossoverResult& r, const std::string& file) {
+void write_crossover_plot(const ResultSet& set, const CrossoverResult& r, const std::string& file, int width,
+                          int height) {
   LoadedRun run;
   run.run = set.primary();
   for (const CaseResult& c : set.cases)
@@ -76,7 +83,10 @@ void write_crossover_plot(const ResultSet& set, const CrossoverResult& r, const 
          fmt::format("{} >= {}{}", spec.x, *g.threshold, r.groups.size() > 1 ? " (" + who + ")" : ""),
          {200, 40, 40, 255}});
   }
-  plot::write_png(plot::render_plot(p, 800, 500), file);
+  if (std::filesystem::path(file).extension() == ".svg")
+    plot::write_svg(plot::render_plot_svg(p, width, height), file);
+  else
+    plot::write_png(plot::render_plot(p, width, height), file);
 }
 
 }  // namespace
@@ -116,7 +126,8 @@ int find_crossover(const CrossoverCommandOptions& o) {
   }
   if (!o.plot.empty()) {
     try {
-      write_crossover_plot(set, r, o.plot);
+      const auto [width, height] = parse_image_size(o.size);
+      write_crossover_plot(set, r, o.plot, width, height);
       std::fprintf(stderr, "attnscope crossover: plot written to %s\n", o.plot.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "attnscope crossover: cannot draw the plot: %s\n", e.what());

@@ -1,44 +1,28 @@
-// `attnscope plot RESULTS... --x AXIS --y Y ...`: reads the runs, builds the plot model, lays it
-// out and writes a PNG headless; bad input exits 2 naming the flag, the value and what is allowed.
+// `attnscope plot RESULTS... --x AXIS --y Y ...`: reads the runs, builds the plot model (faceted
+// into panels when many axes vary), lays it out and writes a PNG and an SVG headless; bad input
+// exits 2 naming the flag, the value and what is allowed.
 #include "app/cli/plot_command.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/image_size.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/plot/plot_build.hpp"
+#include "reports/plot/plot_facets.hpp"
 #include "reports/plot/raster.hpp"
+#include "reports/plot/svg.hpp"
 
 namespace attn::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr int kMinSide = 64, kMaxSide = 8192;  // [px]
-
-// "800x500" -> {800, 500}; throws PlotSpecError naming --size.
-std::pair<int, int> parse_size(const std::string& s) {
-  const auto bad = [&](const std::string& why) {
-    return plot::PlotSpecError(fmt::format(
-        "--size {}: {}; expected WxH with each side in {}..{} px, e.g. 800x500", s, why, kMinSide, kMaxSide));
-  };
-  const auto x = s.find_first_of("xX");
-  if (x == std::string::npos) throw bad("no 'x' between width and height");
-  int wh[2] = {0, 0};
-  const std::string parts[2] = {s.substr(0, x), s.substr(x + 1)};
-  for (int i = 0; i < 2; ++i) {
-    if (parts[i].empty() || parts[i].find_first_not_of("0123456789") != std::string::npos ||
-        parts[i].size() > 6)
-      throw bad("'" + parts[i] + "' is not a whole number");
-    wh[i] = std::stoi(parts[i]);
-    if (wh[i] < kMinSide || wh[i] > kMaxSide) throw bad(fmt::format("{} is out of range", wh[i]));
-  }
-  return {wh[0], wh[1]};
-}
 
 fs::path results_file(const std::string& arg) {
   const fs::path p(arg);
@@ -60,8 +44,8 @@ void add_plot_flags(CLI::App& cmd, PlotOptions& o) {
       ->capture_default_str();
   cmd.add_option("--baseline", o.baseline, "kernel speedups refer to (default: the run's baseline)");
   cmd.add_option("--group-by", o.group_by,
-                 "axes whose values split series, comma-separated (default: every "
-                 "axis that varies at a fixed x)")
+                 "axes whose values split series, comma-separated (default: every axis along which one "
+                 "kernel's cases differ other than x, so a series never joins two sweeps)")
       ->delimiter(',');
   cmd.add_option("--kernels", o.kernels,
                  "plot only these kernels, comma-separated (the speedup baseline is still looked up among "
@@ -82,12 +66,24 @@ void add_plot_flags(CLI::App& cmd, PlotOptions& o) {
                  "PNG file, or a directory for the default name <GPU>.png / "
                  "<GPU>_<kernel>_Speedup.png (default: the current directory)");
   cmd.add_option("--size", o.size, "image size WxH [px]")->capture_default_str();
+  cmd.add_option("--facet", o.facet,
+                 "small multiples, one panel per value of an axis: auto (when more than two axes, or "
+                 "more than ten series over two axes, name the series), none, or an axis such as "
+                 "head_dim or mask")
+      ->capture_default_str();
+  cmd.add_flag("--no-svg", o.no_svg,
+               "write the PNG only (default: an SVG beside it; -o x.svg writes SVG only)");
   cmd.add_option("--title", o.title, "figure title (default: <GPU>: <y> vs <x>)");
 }
 
 int plot_command(const PlotOptions& o) {
   try {
-    const auto [width, height] = parse_size(o.size);
+    int width = 0, height = 0;
+    try {
+      std::tie(width, height) = parse_image_size(o.size);
+    } catch (const std::invalid_argument& e) {
+      throw plot::PlotSpecError(e.what());
+    }
     std::vector<LoadedRun> runs;
     for (const std::string& arg : o.results) {
       const fs::path file = results_file(arg);
@@ -110,8 +106,9 @@ int plot_command(const PlotOptions& o) {
     spec.kind = o.kind == "bars" || (o.kind == "auto" && o.y == "speedup") ? plot::PlotKind::bars
                                                                            : plot::PlotKind::line;
     spec.title = o.title;
-    const plot::Plot p = plot::build_plot(runs, spec);
-    for (const std::string& n : p.notes) std::fprintf(stderr, "attnscope plot: note: %s\n", n.c_str());
+    const plot::Figure fig = plot::build_figure(runs, spec, o.facet);
+    const plot::Plot& p = fig.panels.front();
+    for (const std::string& n : fig.notes) std::fprintf(stderr, "attnscope plot: note: %s\n", n.c_str());
 
     fs::path out = o.out;
     const std::string name = plot::default_plot_filename(runs, spec, p);
@@ -122,9 +119,25 @@ int plot_command(const PlotOptions& o) {
     if (out.has_parent_path() && !fs::exists(out.parent_path()))
       throw plot::PlotSpecError("-o " + o.out + ": directory " + out.parent_path().string() +
                                 " does not exist");
-    plot::write_png(plot::render_plot(p, width, height), out);
-    std::printf("wrote %s (%dx%d, %zu series; %s)\n", out.string().c_str(), width, height, p.series.size(),
+    std::size_t series = 0;
+    for (const plot::Plot& panel : fig.panels) series = std::max(series, panel.series.size());
+    const std::string what = fig.panels.size() > 1 ? fmt::format("{} panels by {}, up to {} series each",
+                                                                 fig.panels.size(), fig.facet, series)
+                                                   : fmt::format("{} series", series);
+    fs::path svg = out;
+    if (out.extension() == ".svg") {
+      plot::write_svg(plot::render_figure_svg(fig, width, height), out);
+      std::printf("wrote %s (%dx%d, %s)\n", out.string().c_str(), width, height, what.c_str());
+      return kExitOk;
+    }
+    plot::write_png(plot::render_figure(fig, width, height), out);
+    std::printf("wrote %s (%dx%d, %s; %s)\n", out.string().c_str(), width, height, what.c_str(),
                 plot::renderer_description().c_str());
+    if (!o.no_svg) {
+      svg.replace_extension(".svg");
+      plot::write_svg(plot::render_figure_svg(fig, width, height), svg);
+      std::printf("wrote %s\n", svg.string().c_str());
+    }
     return kExitOk;
   } catch (const plot::PlotSpecError& e) {
     std::fprintf(stderr, "attnscope plot: %s\n", e.what());

@@ -20,6 +20,8 @@ struct PlotOptions {
   std::string out;            // file, or a directory for the default name; empty = ./<default>
   std::string size = "800x500";
   std::string title;
+  std::string facet = "auto";  // auto | none | an axis: one panel per value (small multiples)
+  bool no_svg = false;         // PNG only; by default an SVG is written beside it
 };
 
 void add_plot_flags(CLI::App& cmd, PlotOptions& options);

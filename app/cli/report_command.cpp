@@ -3,8 +3,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/image_size.hpp"
 #include "app/cli/report_commands.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/plot/raster.hpp"
@@ -30,8 +32,11 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
          "kernel (or variant ID@knob=value+...) that speedups refer to (default: the run's baseline)")
       ->type_name("KERNEL");
   cmd->add_flag("--no-figures", o.no_figures, "do not render PNG figures");
-  cmd->add_option("--width", o.width, "figure width [px]")->check(CLI::Range(320, 4000));
-  cmd->add_option("--height", o.height, "figure height [px]")->check(CLI::Range(200, 4000));
+  cmd->add_option("--size", o.size, "figure size WxH [px], e.g. 1200x750 (default 800x500)");
+  cmd->add_option("--width", o.width, "figure width [px] (--size sets both)")->check(CLI::Range(320, 4000));
+  cmd->add_option("--height", o.height, "figure height [px] (--size sets both)")
+      ->check(CLI::Range(200, 4000));
+  cmd->add_flag("--no-svg", o.no_svg, "PNG figures only (default: an SVG beside each PNG)");
   return cmd;
 }
 
@@ -72,6 +77,15 @@ int make_report(const ReportCommandOptions& o, const std::string& command_line) 
     fo.link_prefix = "figures/";
     fo.width = o.width;
     fo.height = o.height;
+    fo.svg = !o.no_svg;
+    if (!o.size.empty()) {
+      try {
+        std::tie(fo.width, fo.height) = parse_image_size(o.size);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "attnscope report: %s\n", e.what());
+        return kExitBadInput;
+      }
+    }
     std::vector<std::string> notes;
     try {
       ro.figures = render_report_figures(set, fo, notes);
@@ -93,6 +107,13 @@ int make_report(const ReportCommandOptions& o, const std::string& command_line) 
     return kExitBadInput;
   }
   std::printf("report: %s (%zu cases, %zu figures)\n", out.c_str(), set.cases.size(), ro.figures.size());
+  for (const ReportFigure& fig : ro.figures) {
+    const fs::path png = out.parent_path() / fig.path;
+    fs::path svg = png;
+    svg.replace_extension(".svg");
+    std::printf("figure: %s%s\n", png.c_str(),
+                o.no_svg ? "" : (" (+ " + svg.filename().string() + ")").c_str());
+  }
   return kExitOk;
 }
 

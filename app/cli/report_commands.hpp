@@ -12,7 +12,9 @@ struct ReportCommandOptions {
   std::string out;                   // report file; default <first run dir>/report.md
   std::string baseline;
   bool no_figures = false;
+  bool no_svg = false;
   int width = 800, height = 500;
+  std::string size;  // "WxH"; overrides width and height
 };
 CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o);
 int make_report(const ReportCommandOptions& o, const std::string& command_line);
@@ -33,8 +35,9 @@ struct CrossoverCommandOptions {
   std::string a, b, axis;
   double headroom = 1.1;
   std::string key;
-  std::string out;   // TOML file; default: printed only
-  std::string plot;  // PNG with the thresholds marked; default none
+  std::string out;               // TOML file; default: printed only
+  std::string plot;              // PNG (or .svg) with the thresholds marked; default none
+  std::string size = "800x500";  // of the plot, WxH [px]
 };
 CLI::App* add_crossover_command(CLI::App& app, CrossoverCommandOptions& o);
 int find_crossover(const CrossoverCommandOptions& o);

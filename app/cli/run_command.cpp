@@ -13,6 +13,7 @@
 #include "app/cli/build_info.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/progress.hpp"
+#include "app/cli/report_commands.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
@@ -645,6 +646,12 @@ int run_sweep(const RunOptions& options) {
   std::fputs(format_summary(results, rp.spec.baseline).c_str(), stdout);
   std::printf("results: %s\n         %s\n", (rp.out_dir / "results.jsonl").c_str(),
               (rp.out_dir / "results.csv").c_str());
+  if (options.report && !interrupted) {
+    std::fflush(stdout);
+    ReportCommandOptions report;
+    report.results = {rp.out_dir.string()};
+    if (make_report(report, options.command_line) != kExitOk) exit_code = kExitCaseFailed;
+  }
   return interrupted ? 130 : exit_code;
 }
 

@@ -50,7 +50,17 @@ GuiState::GuiState(const cli::GuiOptions& opts, GuiSettings s, fs::path settings
 GuiState::~GuiState() { m_runner.stop(); }
 
 void GuiState::begin_frame() {
-  if (m_store.snapshot_if_changed(m_seen_generation, m_runs)) {
+  // While a sweep streams cases, taking every new case at once cost most of each frame: a copy of
+  // every run, build_plot and the roofline over all cases, and a re-render of both plot textures,
+  // at up to 30 cases a second. Live data is taken at most every kLiveRefreshS; user actions
+  // (axis, tab, toggles) still rebuild at once, and so does the last case of a sweep.
+  // Progress first: the frame that sees the sweep finished also takes its last cases (a test or a
+  // user reading "done" must not see the plot of a quarter second before).
+  m_progress = m_runner.progress();
+  const double now = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
+  const bool throttled = m_progress.running && now - m_last_refresh_s < kLiveRefreshS;
+  if (!throttled && m_store.snapshot_if_changed(m_seen_generation, m_runs)) {
+    m_last_refresh_s = now;
     ++m_data_revision;
     m_plot_dirty = true;
     // --select CASE_ID: the first run holding it, once it arrives.
@@ -60,7 +70,6 @@ void GuiState::begin_frame() {
           if (c.case_id == *options.select && !selection) select(r.key, c.case_id);
     }
   }
-  m_progress = m_runner.progress();
   if (m_form_dirty) {
     rebuild_preview();
     m_form_dirty = false;
@@ -180,7 +189,9 @@ void GuiState::rebuild_plot() {
   spec.log_y = ps.log_y;
   spec.kind = plot::PlotKind::line;
   try {
-    update_plot(plot, plot::build_plot(runs, spec));
+    plot::Plot fresh = plot::build_plot(runs, spec);
+    fresh.show_legend = ps.show_legend;
+    update_plot(plot, std::move(fresh));
   } catch (const plot::PlotSpecError& e) {
     plot.has_plot = false;
     bool any_ok = false;
@@ -205,7 +216,9 @@ void GuiState::rebuild_roofline() {
   roofline_title = run->label;
   roofline_run_key = run->key;
   try {
-    update_plot(roofline, roofline_plot(run->data.cases, run->data.run));
+    RooflineOptions ro;
+    ro.intensity = roofline_algorithmic ? RooflineIntensity::algorithmic : RooflineIntensity::measured;
+    update_plot(roofline, roofline_plot(run->data.cases, run->data.run, ro));
     roofline.plot.show_legend = true;
   } catch (const std::invalid_argument& e) {
     roofline.has_plot = false;

@@ -110,7 +110,9 @@ class GuiState {
   std::vector<std::uint64_t> plot_run_keys;  // store key of each run build_plot saw, by index
   PlotWidget roofline;
   std::uint64_t roofline_run_key = 0;
-  std::string roofline_title;                  // which run the roofline shows
+  std::string roofline_title;         // which run the roofline shows
+  bool roofline_algorithmic = false;  // place cases by flops / min_bytes, not measured DRAM bytes
+  void mark_roofline_changed() { m_plot_dirty = true; }
   std::vector<std::string> plot_metric_names;  // y names of the "metric" tab
   std::vector<std::string> presets;            // names in the presets folder
   std::string presets_dir;
@@ -151,6 +153,8 @@ class GuiState {
   std::uint64_t m_data_revision = 0;
   JobProgress m_progress;
   bool m_form_dirty = true, m_plot_dirty = true;
+  static constexpr double kLiveRefreshS = 0.25;  // [s] live-data refresh period during a sweep
+  double m_last_refresh_s = -1e9;                // [s] ImGui time of the last snapshot taken
 };
 
 }  // namespace attn::gui

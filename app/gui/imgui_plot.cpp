@@ -125,6 +125,10 @@ void render_draw_list(ImDrawList* dl, const plot::DrawList& draw, const GuiFonts
               dl->AddCircleFilled(p(c.center), c.radius, to_imgui(c.color), c.radius < 5 ? 8 : 12);
             else
               dl->AddCircle(p(c.center), c.radius, to_imgui(c.color), 16, c.thickness);
+          } else if constexpr (std::is_same_v<T, plot::DrawPolygon>) {
+            pts.clear();
+            for (const plot::Vec2& v : c.points) pts.push_back(p(v));
+            dl->AddConvexPolyFilled(pts.data(), static_cast<int>(pts.size()), to_imgui(c.color));
           } else if constexpr (std::is_same_v<T, plot::DrawText>) {
             const auto [font, size] = fonts.pick(c.size_px, c.bold);
             const char* b = c.text.data();

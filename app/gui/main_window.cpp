@@ -405,7 +405,7 @@ int run_gui(const cli::GuiOptions& options) {
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 150");
 
-    std::vector<double> frame_ms, loop_ms, cpu_ms;
+    std::vector<double> frame_ms, loop_ms, cpu_ms, state_ms;
     std::string last_map;
     bool screenshot_now = false;
     auto prev = std::chrono::steady_clock::now();
@@ -420,7 +420,9 @@ int run_gui(const cli::GuiOptions& options) {
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
       ImGui::NewFrame();
+      const auto s0 = std::chrono::steady_clock::now();
       state.begin_frame();
+      const auto s1 = std::chrono::steady_clock::now();
       draw_layout(state);
       handle_shortcuts(state);
       if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) screenshot_now = true;
@@ -434,6 +436,8 @@ int run_gui(const cli::GuiOptions& options) {
       if (timing) gl.Finish();  // count the rasterisation (llvmpipe renders here), not only the submission
       const auto t1 = std::chrono::steady_clock::now();
       frame_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      // The data side of the frame (store snapshot, plot and roofline rebuilds): what a live sweep adds.
+      state_ms.push_back(std::chrono::duration<double, std::milli>(s1 - s0).count());
       if (timing) cpu_ms.push_back(process_cpu_ms() - c0);
       loop_ms.push_back(std::chrono::duration<double, std::milli>(t1 - prev).count());
       prev = t1;
@@ -467,6 +471,22 @@ int run_gui(const cli::GuiOptions& options) {
       j["frame_ms"] = frame_ms;
       j["loop_ms"] = loop_ms;
       j["cpu_ms"] = cpu_ms;
+      j["state_ms"] = state_ms;
+      // Summaries over the frames after the first 30 (font atlas, first layouts).
+      auto summary = [](std::vector<double> v) {
+        if (v.size() > 30) v.erase(v.begin(), v.begin() + 30);
+        if (v.empty()) return nlohmann::json::object();
+        double sum = 0;
+        for (double x : v) sum += x;
+        std::sort(v.begin(), v.end());
+        return nlohmann::json{{"mean", sum / static_cast<double>(v.size())},
+                              {"p95", v[static_cast<std::size_t>(0.95 * static_cast<double>(v.size() - 1))]},
+                              {"max", v.back()},
+                              {"frames", v.size()}};
+      };
+      j["frame_ms_summary"] = summary(frame_ms);
+      j["cpu_ms_summary"] = summary(cpu_ms);
+      j["state_ms_summary"] = summary(state_ms);
       j["framebuffer"] = {w, h};
       j["vertices"] = io.MetricsRenderVertices;  // of the last frame
       j["indices"] = io.MetricsRenderIndices;

@@ -62,6 +62,7 @@ GuiSettings load_settings(const fs::path& file, std::string& warning) {
     get(*it, "metric", s.plot.metric);
     get(*it, "baseline", s.plot.baseline);
     get(*it, "log_x", s.plot.log_x);
+    get(*it, "show_legend", s.plot.show_legend);
     get(*it, "log_y", s.plot.log_y);
     get(*it, "group_by", s.plot.group_by);
   }
@@ -84,13 +85,10 @@ void save_settings(const fs::path& file, const GuiSettings& s) {
                  {"right_w", s.layout.right_w},
                  {"plots_frac", s.layout.plots_frac},
                  {"inspector_frac", s.layout.inspector_frac}};
-  j["plot"] = {{"x", s.plot.x},
-               {"tab", s.plot.tab},
-               {"metric", s.plot.metric},
-               {"baseline", s.plot.baseline},
-               {"log_x", s.plot.log_x},
-               {"log_y", s.plot.log_y},
-               {"group_by", s.plot.group_by}};
+  j["plot"] = {{"x", s.plot.x},           {"tab", s.plot.tab},
+               {"metric", s.plot.metric}, {"baseline", s.plot.baseline},
+               {"log_x", s.plot.log_x},   {"show_legend", s.plot.show_legend},
+               {"log_y", s.plot.log_y},   {"group_by", s.plot.group_by}};
   j["sweep"] = form_to_json(s.form);
   std::error_code ec;
   if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);

@@ -23,6 +23,7 @@ struct PlotSettings {
   std::string metric = "median_ms";  // the y of the "metric" tab
   std::string baseline;              // speedup reference; empty = the run's baseline
   bool log_x = false, log_y = false;
+  bool show_legend = true;            // off: the legend is collapsed (hover names the series)
   std::vector<std::string> group_by;  // empty = automatic (every axis that varies at a fixed x)
 };
 

@@ -129,6 +129,9 @@ void draw_plots_panel(GuiState& s) {
     ImGui::EndPopup();
   }
   ImGui::SameLine(0, 14);
+  // The legend collapses for a crowded plot; hover still names each point's series and case.
+  if (ImGui::Checkbox("legend", &ps.show_legend)) changed = true;
+  ImGui::SameLine(0, 14);
   if (ImGui::Button("Export PNG\xe2\x80\xa6")) s.open_dialog(PathDialog::Kind::export_png);
   s.note_widget("export_png_button");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Render this plot offscreen at a chosen size (Ctrl+E)");

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "app/gui/panels.hpp"
+#include "reports/plot/units.hpp"
 #include "reports/text_format.hpp"
 
 namespace attn::gui {
@@ -119,13 +120,24 @@ void draw_results_panel(GuiState& s) {
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_Hideable |
                                 ImGuiTableFlags_SizingStretchProp;
+  // One unit per column, scaled to its largest value: never "12.1 ms" above "45.6 µs", and GFLOPS
+  // for CPU runs.
+  double max_ms = 0, max_tflops = 0;
+  for (const StoredRun& r : s.runs())
+    for (const CaseResult& c : r.data.cases) {
+      if (c.timing && std::isfinite(c.timing->median_ms)) max_ms = std::max(max_ms, c.timing->median_ms);
+      if (c.tflops && std::isfinite(*c.tflops)) max_tflops = std::max(max_tflops, *c.tflops);
+    }
+  const plot::UnitScale t_unit = plot::scaled_unit("ms", max_ms),
+                        f_unit = plot::scaled_unit("TFLOPS", max_tflops);
+  const std::string median_header = "median [" + t_unit.unit + "]";
   if (!ImGui::BeginTable("results", kColumns, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("status", ImGuiTableColumnFlags_WidthFixed, 70 * sc, kStatus);
   ImGui::TableSetupColumn("kernel", ImGuiTableColumnFlags_WidthStretch, 1.2f, kKernel);
   ImGui::TableSetupColumn("config", ImGuiTableColumnFlags_WidthStretch, 2.2f, kConfig);
-  ImGui::TableSetupColumn("median", ImGuiTableColumnFlags_WidthFixed, 84 * sc, kMedian);
-  ImGui::TableSetupColumn("TFLOPS", ImGuiTableColumnFlags_WidthFixed, 66 * sc, kTflops);
+  ImGui::TableSetupColumn(median_header.c_str(), ImGuiTableColumnFlags_WidthFixed, 84 * sc, kMedian);
+  ImGui::TableSetupColumn(f_unit.unit.c_str(), ImGuiTableColumnFlags_WidthFixed, 66 * sc, kTflops);
   ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_WidthFixed, 66 * sc, kGbps);
   ImGui::TableSetupColumn("noise %", ImGuiTableColumnFlags_WidthFixed, 60 * sc, kNoise);
   ImGui::TableSetupColumn("rel L2", ImGuiTableColumnFlags_WidthFixed, 70 * sc, kRelL2);
@@ -192,9 +204,9 @@ void draw_results_panel(GuiState& s) {
       ImGui::TableSetColumnIndex(kConfig);
       ImGui::TextUnformatted(config_label(c.problem, c.knobs).c_str());
       ImGui::TableSetColumnIndex(kMedian);
-      ImGui::TextUnformatted(c.timing ? fmt_ms(c.timing->median_ms).c_str() : "-");
+      ImGui::TextUnformatted(c.timing ? format_fixed4(c.timing->median_ms * t_unit.factor).c_str() : "-");
       ImGui::TableSetColumnIndex(kTflops);
-      ImGui::TextUnformatted(fmt_num(c.tflops).c_str());
+      ImGui::TextUnformatted(c.tflops ? format_fixed4(*c.tflops * f_unit.factor).c_str() : "-");
       ImGui::TableSetColumnIndex(kGbps);
       ImGui::TextUnformatted(fmt_num(c.gbps).c_str());
       ImGui::TableSetColumnIndex(kNoise);

@@ -36,6 +36,12 @@ struct DrawCircle {
   float thickness = 1;
 };
 
+// AddConvexPolyFilled(points, color): a filled convex polygon (triangle, square, diamond markers).
+struct DrawPolygon {
+  std::vector<Vec2> points;
+  Color color;
+};
+
 // AddText(font, size_px, top_left, color, text). `size_px` is the font's pixel height as
 // stb_truetype's ScaleForPixelHeight and ImGui's font size define it. Rotated text runs bottom to
 // top (the y-axis title); `top_left` is then the top-left of its rotated (tall) bounding box.
@@ -54,7 +60,7 @@ struct PushClip {
 };
 struct PopClip {};
 
-using DrawCmd = std::variant<DrawPolyline, DrawRect, DrawCircle, DrawText, PushClip, PopClip>;
+using DrawCmd = std::variant<DrawPolyline, DrawRect, DrawCircle, DrawPolygon, DrawText, PushClip, PopClip>;
 
 struct DrawList {
   std::vector<DrawCmd> cmds;
@@ -69,6 +75,7 @@ struct DrawList {
   void circle_filled(Vec2 center, float radius, Color c) {
     cmds.emplace_back(DrawCircle{center, radius, c, true, 1});
   }
+  void polygon_filled(std::vector<Vec2> pts, Color c) { cmds.emplace_back(DrawPolygon{std::move(pts), c}); }
   void text(Vec2 top_left, std::string s, Color c, float size_px, bool bold = false, bool rotated = false) {
     cmds.emplace_back(DrawText{top_left, std::move(s), c, size_px, bold, rotated});
   }

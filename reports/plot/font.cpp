@@ -118,6 +118,11 @@ const TtfFont& TtfFont::builtin() {
   return *font;
 }
 
+float TtfFont::em_px(float size_px, bool bold) const {
+  const Face& f = face(bold);
+  return size_px * stbtt_ScaleForMappingEmToPixels(&f.info, 1.0f) / stbtt_ScaleForPixelHeight(&f.info, 1.0f);
+}
+
 float TtfFont::ascent(float size_px, bool bold) const {
   const Face& f = face(bold);
   return static_cast<float>(f.ascent) * stbtt_ScaleForPixelHeight(&f.info, size_px);

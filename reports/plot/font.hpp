@@ -46,6 +46,8 @@ class TtfFont : public TextMeasurer {
 
   // Baseline distance below the top of a size_px text box [px].
   float ascent(float size_px, bool bold) const;
+  // The em size (CSS font-size) of a size_px text box [px]: SVG text must match the raster's.
+  float em_px(float size_px, bool bold) const;
   float advance(char32_t cp, float size_px, bool bold) const;
   float kerning(char32_t a, char32_t b, float size_px, bool bold) const;
   // Coverage of `cp` with the pen at a fractional x position `subpixel_x` in [0, 1).

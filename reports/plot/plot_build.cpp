@@ -15,6 +15,8 @@
 #include <string>
 #include <tuple>
 
+#include "reports/plot/units.hpp"
+
 namespace attn::plot {
 
 namespace {
@@ -313,6 +315,59 @@ class CaseFilter {
   std::vector<std::pair<const AxisDef*, std::set<std::string>>> m_where;  // axis, accepted values
 };
 
+double max_abs_y(const Plot& plot) {
+  double m = 0;
+  for (const Series& s : plot.series)
+    for (double y : s.y)
+      if (std::isfinite(y)) m = std::max(m, std::fabs(y));
+  return m;
+}
+
+// Whether axis `a` must split the points of one series key (run, kernel, the axes split so
+// far) that `key` gives: a series holds only cases that differ along x. `a` may stay unsplit only
+// when it follows x one-to-one (Sk = Sq, B = tokens / S): then each x has one value of `a` and
+// each value one x. One value per x but shared by several x (D=64 at S=128 and 256, D=128 at
+// S=512 and 1k) would join two sweeps into one false trend, so it splits.
+bool must_split(const std::vector<Point>& points, const AxisDef& xdef, const AxisDef& a,
+                const std::function<std::vector<std::string>(const Point&)>& key) {
+  std::map<std::vector<std::string>, std::map<std::string, std::string>> x_to_a;
+  std::map<std::vector<std::string>, std::map<std::string, std::set<std::string>>> a_to_x;
+  for (const Point& p : points) {
+    const std::vector<std::string> k = key(p);
+    const std::string x = xdef.text(*p.c), v = a.text(*p.c);
+    const auto [xi, x_new] = x_to_a[k].emplace(x, v);
+    if (!x_new && xi->second != v) return true;  // two values at one x
+    a_to_x[k][v].insert(x);
+  }
+  // Several values, one of them at two x: not one-to-one (a constant axis never splits).
+  for (const auto& [k, values] : a_to_x)
+    if (values.size() > 1)
+      for (const auto& [v, xs] : values)
+        if (xs.size() > 1) return true;
+  return false;
+}
+
+std::vector<const AxisDef*> split_axes(const std::vector<Point>& points, const AxisDef* xdef,
+                                       const PlotSpec& spec) {
+  std::vector<const AxisDef*> split;
+  if (!spec.group_by.empty()) {
+    for (const std::string& g : spec.group_by) split.push_back(find_axis(g));
+    return split;
+  }
+  for (const std::string& name : kDefaultSplitAxes) {
+    const AxisDef* a = find_axis(name);
+    if (a == xdef) continue;
+    // Keyed by the axes already split on too, so head_dim_v, tied to head_dim, adds no split.
+    auto key = [&](const Point& p) {
+      std::vector<std::string> k{std::to_string(p.run), variant_label(*p.c)};
+      for (const AxisDef* done : split) k.push_back(done->text(*p.c));
+      return k;
+    };
+    if (must_split(points, *xdef, *a, key)) split.push_back(a);
+  }
+  return split;
+}
+
 }  // namespace
 
 const std::vector<std::string>& plot_axes() {
@@ -322,6 +377,29 @@ const std::vector<std::string>& plot_axes() {
     return v;
   }();
   return names;
+}
+
+std::string axis_label(const std::string& axis) {
+  const AxisDef* a = find_axis(axis);
+  return a ? a->label : axis;
+}
+
+std::vector<std::pair<std::string, std::string>> axis_values(const std::vector<LoadedRun>& runs,
+                                                             const std::string& axis) {
+  const AxisDef* a = find_axis(axis);
+  if (!a) throw PlotSpecError("--facet " + axis + ": unknown axis; allowed: " + joined(plot_axes()));
+  std::vector<std::tuple<double, std::string, std::string>> v;
+  for (const LoadedRun& r : runs)
+    for (const CaseResult& c : r.cases) {
+      if (c.status != Status::ok) continue;
+      std::tuple<double, std::string, std::string> e{a->number ? a->number(c) : 0.0, where_text(*a, c),
+                                                     a->text(c)};
+      if (std::find(v.begin(), v.end(), e) == v.end()) v.push_back(std::move(e));
+    }
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [n, where, text] : v) out.emplace_back(std::move(where), std::move(text));
+  return out;
 }
 
 std::vector<std::string> plot_metrics(const std::vector<LoadedRun>& runs) {
@@ -389,6 +467,18 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   std::size_t no_value = 0, no_baseline = 0;
   for (std::size_t ri = 0; ri < runs.size(); ++ri) {
     const auto& cases = runs[ri].cases;
+    // The baseline's ok cases bucketed by shape, so a speedup finds its reference without a
+    // scan of the whole run per case (4000 cases made that 16M comparisons per GUI refresh).
+    using ShapeKey =
+        std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+    const auto shape = [](const Problem& pr) {
+      return ShapeKey{pr.batch, pr.heads_q, pr.seq_q, pr.seq_kv, pr.head_dim, pr.head_dim_v};
+    };
+    std::map<ShapeKey, std::vector<const CaseResult*>> base_cases;
+    if (speedup)
+      for (const CaseResult& b : cases)
+        if (variant_label(b) == baseline && b.status == Status::ok)
+          base_cases[shape(b.problem)].push_back(&b);
     for (const CaseResult& c : cases) {
       if (!filter.keeps(c)) continue;
       if (c.status != Status::ok) {
@@ -399,9 +489,10 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
       if (speedup) {
         if (variant_label(c) == baseline) continue;
         std::optional<double> base;
-        for (const CaseResult& b : cases)
-          if (variant_label(b) == baseline && b.status == Status::ok && b.problem == c.problem)
-            if (const auto m = median_ms(b); m && (!base || *m < *base)) base = m;
+        if (const auto it = base_cases.find(shape(c.problem)); it != base_cases.end())
+          for (const CaseResult* b : it->second)
+            if (b->problem == c.problem)
+              if (const auto m = median_ms(*b); m && (!base || *m < *base)) base = m;
         const auto m = median_ms(c);
         if (!base) ++no_baseline;
         if (base && m) y = *base / *m;
@@ -440,31 +531,7 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
         (speedup ? " (no kernel besides the baseline " + baseline + " shares a problem with it)" : "") +
         (spec.kernels.empty() && spec.where.empty() ? "" : " among the cases --kernels/--where select"));
 
-  // Split axes: as given, or those that vary between cases of one kernel at the same x.
-  std::vector<const AxisDef*> split;
-  if (!spec.group_by.empty()) {
-    for (const std::string& g : spec.group_by) split.push_back(find_axis(g));
-  } else {
-    for (const std::string& name : kDefaultSplitAxes) {
-      const AxisDef* a = find_axis(name);
-      if (a == xdef) continue;
-      // Varies among cases that agree on run, kernel, x and the axes already split on (so
-      // head_dim_v, tied to head_dim, adds no second split).
-      std::map<std::vector<std::string>, std::string> seen;
-      bool varies = false;
-      for (const Point& p : points) {
-        std::vector<std::string> key{std::to_string(p.run), variant_label(*p.c), xdef->text(*p.c)};
-        for (const AxisDef* done : split) key.push_back(done->text(*p.c));
-        const std::string v = a->text(*p.c);
-        const auto [it, inserted] = seen.emplace(key, v);
-        if (!inserted && it->second != v) {
-          varies = true;
-          break;
-        }
-      }
-      if (varies) split.push_back(a);
-    }
-  }
+  const std::vector<const AxisDef*> split = split_axes(points, xdef, spec);
 
   // Series keys in first-appearance order of (run, kernel variant), then by group text. Variants
   // of one kernel (variant_label: "fa2.mma@br=64") are separate series whatever the split axes.
@@ -478,13 +545,19 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   for (const Point& p : points)
     if (std::find(kernel_order.begin(), kernel_order.end(), variant_label(*p.c)) == kernel_order.end())
       kernel_order.push_back(variant_label(*p.c));
-  std::map<std::tuple<std::size_t, std::size_t, std::vector<std::string>>, Group> groups;
+  // Numeric split values sort by number (D=64 before D=128), the others by text.
+  using SortValues = std::vector<std::pair<double, std::string>>;
+  std::map<std::tuple<std::size_t, std::size_t, SortValues>, Group> groups;
   for (const Point& p : points) {
     std::vector<std::string> values;
-    for (const AxisDef* a : split) values.push_back(a->text(*p.c));
+    SortValues order;
+    for (const AxisDef* a : split) {
+      values.push_back(a->text(*p.c));
+      order.emplace_back(a->number ? a->number(*p.c) : 0.0, values.back());
+    }
     const std::size_t kidx = static_cast<std::size_t>(
         std::find(kernel_order.begin(), kernel_order.end(), variant_label(*p.c)) - kernel_order.begin());
-    Group& g = groups[{p.run, kidx, values}];
+    Group& g = groups[{p.run, kidx, order}];
     g.run = p.run;
     g.kernel = variant_label(*p.c);
     g.values = values;
@@ -509,11 +582,20 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   for (const Point& p : points) runs_of_kernel[variant_label(*p.c)].insert(p.run);
   const bool prefix_run = std::any_of(runs_of_kernel.begin(), runs_of_kernel.end(),
                                       [](const auto& k) { return k.second.size() > 1; });
+  // A label names the kernel and only the split values that differ between series; a split axis
+  // with one value across the plot goes to the subtitle instead.
+  std::vector<bool> label_axis(split.size(), false);
+  for (std::size_t i = 0; i < split.size(); ++i)
+    for (const auto& [key, g] : groups)
+      label_axis[i] = label_axis[i] || g.values[i] != groups.begin()->second.values[i];
+  for (std::size_t i = 0; i < split.size(); ++i)
+    if (label_axis[i]) plot.series_axes.push_back(split[i]->name);
   std::size_t combined = 0;
   for (auto& [key, g] : groups) {
     Series s;
     std::string label = prefix_run ? runs[g.run].run.run_id + ": " + g.kernel : g.kernel;
-    for (const std::string& v : g.values) label += " " + v;
+    for (std::size_t i = 0; i < g.values.size(); ++i)
+      if (label_axis[i]) label += " " + g.values[i];
     s.label = label;
     s.kernel = g.kernel;
     s.run = g.run;
@@ -537,7 +619,7 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
     for (const auto& [x, y, id] : xy) s.x.push_back(x), s.y.push_back(y), s.case_ids.push_back(id);
     plot.series.push_back(std::move(s));
   }
-  for (std::size_t i = 0; i < plot.series.size(); ++i) plot.series[i].color = palette_color(i);
+  for (std::size_t i = 0; i < plot.series.size(); ++i) plot.series[i].set_style(series_style(i));
   if (combined) {
     std::vector<std::string> free_axes;
     for (const std::string& name : kDefaultSplitAxes)
@@ -556,15 +638,13 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   if (latency) {
     ylabel = "Latency (median)";
     yunit = "ms";
-    bool below_ms = true;
-    for (const Series& s : plot.series)
-      for (double y : s.y) below_ms = below_ms && y < 1;
-    if (below_ms) {
-      yunit = "µs";
-      for (Series& s : plot.series)
-        for (double& y : s.y) y *= 1e3;
-    }
-  } else if (speedup) {
+  }
+  if (const UnitScale u = scaled_unit(yunit, max_abs_y(plot)); u.factor != 1) {
+    yunit = u.unit;
+    for (Series& s : plot.series)
+      for (double& y : s.y) y *= u.factor;
+  }
+  if (speedup) {
     ylabel = "Speedup over " + baseline;
     yunit = "×";
     plot.hlines.push_back({1.0, baseline + " = 1", Color{80, 80, 80, 255}});
@@ -589,7 +669,11 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
       const double l = std::log2(xs[i]);
       pow2 = pow2 && xs[i] > 0 && std::fabs(l - std::round(l)) < 1e-9;
     }
-    if (xs.size() >= 2 && xs.size() <= 16 && (spec.log_x ? pow2 : even)) plot.x.data_ticks = xs;
+    // On a log axis the swept sizes are the ticks (64, 128, 256 rather than 100 and 200);
+    // layout thins them when they crowd.
+    if (xs.size() >= 2 &&
+        (spec.log_x ? (pow2 && xs.size() <= 32) || xs.size() <= 12 : even && xs.size() <= 16))
+      plot.x.data_ticks = xs;
   }
 
   // Title and the fixed axes as a subtitle.
@@ -605,7 +689,9 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   std::vector<std::string> fixed;
   for (const std::string& name : kDefaultSplitAxes) {
     const AxisDef* a = find_axis(name);
-    if (a == xdef || std::find(split.begin(), split.end(), a) != split.end()) continue;
+    if (a == xdef) continue;
+    const auto in_split = std::find(split.begin(), split.end(), a);
+    if (in_split != split.end() && label_axis[static_cast<std::size_t>(in_split - split.begin())]) continue;
     if ((name == "seq_q" || name == "seq_kv") && spec.x == "seq") continue;
     std::set<std::string> values;
     for (const Point& p : points) values.insert(a->text(*p.c));

@@ -35,6 +35,16 @@ struct PlotSpec {
 // categorical (x only with --kind bars).
 const std::vector<std::string>& plot_axes();
 
+// The human name of an axis of plot_axes(): "Sequence length" for seq, "Head dimension" for
+// head_dim; an unknown name comes back as it is.
+std::string axis_label(const std::string& axis);
+
+// The values `axis` takes among the ok cases, in order (numeric, else by label): each as --where
+// takes it ("128", "causal") and as a label shows it ("D=128", "causal"). Throws PlotSpecError
+// for an unknown axis.
+std::vector<std::pair<std::string, std::string>> axis_values(const std::vector<LoadedRun>& runs,
+                                                             const std::string& axis);
+
 // The y names the runs can plot: tflops, speedup, latency, gbps, then every further numeric
 // field present in at least one ok case (median_ms, noise_pct, rel_l2, sm_mhz, power_w, CUPTI
 // metrics such as dram_throughput_pct, roofline pct_of_roofline, ...), sorted.

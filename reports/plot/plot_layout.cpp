@@ -9,6 +9,8 @@
 #include <array>
 #include <cmath>
 
+#include "reports/plot/series_draw.hpp"
+
 namespace attn::plot {
 
 namespace {
@@ -145,7 +147,7 @@ void draw_series(DrawList& d, const Plot& plot, const Viewport& vp, const TextMe
     }
     std::vector<Vec2> run;
     auto flush = [&] {
-      if (run.size() >= 2) d.polyline(run, s.color, st.s(st.line_px));
+      if (s.line && run.size() >= 2) stroke_dashed(d, run, s.color, st.s(st.line_px), s.dash);
       run.clear();
     };
     for (std::size_t i = 0; i < n; ++i) {
@@ -157,32 +159,50 @@ void draw_series(DrawList& d, const Plot& plot, const Viewport& vp, const TextMe
       run.push_back({static_cast<float>(px), static_cast<float>(py)});
     }
     flush();
-    for (std::size_t i = 0; i < n; ++i) {
+    // Points-only series (a roofline) get larger markers: they carry the whole message.
+    const float r = st.s(st.marker_radius * (s.line ? 1.0f : 1.35f));
+    for (std::size_t i = 0; i < n && s.markers; ++i) {
       const double px = vp.to_px_x(s.x[i]), py = vp.to_px_y(s.y[i]);
       if (finite_px(px, py))
-        d.circle_filled({static_cast<float>(px), static_cast<float>(py)}, st.s(st.marker_radius), s.color);
+        draw_marker(d, {static_cast<float>(px), static_cast<float>(py)}, r, s.marker, s.color, s.hollow,
+                    st.s(1.5f));
     }
   }
 }
 
 struct LegendSize {
   float w = 0, h = 0, row = 0, inner = 0, swatch = 0, px = 0;
+  float col_w = 0, col_gap = 0;  // one column's width (swatch + label) and the gap between columns
+  std::size_t rows = 0;          // entries per column
+  std::size_t entries = 0;       // series + labelled reference lines
 };
 
-LegendSize legend_size(const Plot& plot, const TextMeasurer& fonts, const Style& st) {
+// The legend's box for `max_rows` entries per column (as many columns as that takes).
+LegendSize legend_size(const Plot& plot, const TextMeasurer& fonts, const Style& st,
+                       std::size_t max_rows = SIZE_MAX) {
   LegendSize ls;
   ls.px = st.s(st.font_px);
   ls.row = st.s(st.font_px * 1.45f);
   ls.inner = st.s(8);
-  ls.swatch = st.s(24);
+  ls.swatch = st.s(26);
+  ls.col_gap = st.s(14);
   float label_w = 0;
-  std::size_t rows = plot.series.size();
+  ls.entries = plot.series.size();
   for (const Series& s : plot.series) label_w = std::max(label_w, fonts.text_width(s.label, ls.px, false));
   for (const RefLine& l : plot.hlines)
-    if (!l.label.empty()) label_w = std::max(label_w, fonts.text_width(l.label, ls.px, false)), ++rows;
-  ls.w = ls.inner * 2 + ls.swatch + st.s(6) + label_w;
-  ls.h = ls.inner * 2 + ls.row * static_cast<float>(rows) - (ls.row - ls.px);
+    if (!l.label.empty()) label_w = std::max(label_w, fonts.text_width(l.label, ls.px, false)), ++ls.entries;
+  ls.rows = std::max<std::size_t>(1, std::min(ls.entries, max_rows));
+  const std::size_t cols = (ls.entries + ls.rows - 1) / ls.rows;
+  ls.col_w = ls.swatch + st.s(6) + label_w;
+  ls.w = ls.inner * 2 + ls.col_w * static_cast<float>(cols) + ls.col_gap * static_cast<float>(cols - 1);
+  ls.h = ls.inner * 2 + ls.row * static_cast<float>(ls.rows) - (ls.row - ls.px);
   return ls;
+}
+
+// Entries per column that fit `height` [px].
+std::size_t rows_fitting(const LegendSize& one, float height) {
+  const float n = (height - one.inner * 2 + (one.row - one.px)) / one.row;
+  return n < 1 ? 1 : static_cast<std::size_t>(n);
 }
 
 // How much of the data a legend box at `box` would hide: points, samples along line segments,
@@ -202,7 +222,7 @@ std::size_t hidden_by(const Plot& plot, const Viewport& vp, const Rect& box) {
       const double x = vp.to_px_x(s.x[i]), y = vp.to_px_y(s.y[i]);
       if (!finite_px(x, y)) continue;
       if (box.contains(static_cast<float>(x), static_cast<float>(y))) hidden += 4;  // a marker hides more
-      if (i + 1 == n) continue;
+      if (i + 1 == n || !s.line) continue;
       const double x2 = vp.to_px_x(s.x[i + 1]), y2 = vp.to_px_y(s.y[i + 1]);
       if (!finite_px(x2, y2)) continue;
       for (int k = 1; k < 16; ++k) {
@@ -240,28 +260,36 @@ void draw_legend(PlotLayout& out, const Plot& plot, const Rect& box, const Legen
   d.rect_filled(box, st.legend_background);
   d.rect_outline(box, st.legend_border, st.s(1));
   const float px = ls.px, row = ls.row, swatch = ls.swatch;
+  auto slot = [&](std::size_t i) {
+    const float left = box.x0 + ls.inner + (ls.col_w + ls.col_gap) * static_cast<float>(i / ls.rows);
+    const float top = box.y0 + ls.inner + row * static_cast<float>(i % ls.rows);
+    return Vec2{left, top};
+  };
   for (std::size_t si = 0; si < plot.series.size(); ++si) {
     const Series& s = plot.series[si];
-    const float top = box.y0 + ls.inner + row * static_cast<float>(si);
-    const float cy = top + px / 2, x0 = box.x0 + ls.inner;
+    const Vec2 at = slot(si);
+    const float cy = at.y + px / 2, x0 = at.x;
     const Color c = s.visible ? s.color : st.hidden_series;
     if (plot.kind == PlotKind::bars) {
       d.rect_filled({x0 + swatch * 0.2f, cy - px * 0.35f, x0 + swatch * 0.8f, cy + px * 0.35f}, c);
     } else {
-      d.line({x0, cy}, {x0 + swatch, cy}, c, st.s(st.line_px));
-      d.circle_filled({x0 + swatch / 2, cy}, st.s(st.marker_radius), c);
+      if (s.line) stroke_dashed(d, {{x0, cy}, {x0 + swatch, cy}}, c, st.s(st.line_px), s.dash);
+      if (s.markers)
+        draw_marker(d, {x0 + swatch / 2, cy}, st.s(st.marker_radius * (s.line ? 1.0f : 1.35f)), s.marker, c,
+                    s.hollow, st.s(1.5f));
     }
-    d.text({x0 + swatch + st.s(6), top}, s.label, s.visible ? st.text : st.hidden_series, px);
-    out.legend.push_back({si, Rect{box.x0, top - (row - px) / 2, box.x1, top + px + (row - px) / 2}});
+    d.text({x0 + swatch + st.s(6), at.y}, s.label, s.visible ? st.text : st.hidden_series, px);
+    out.legend.push_back({si, Rect{x0 - ls.inner / 2, at.y - (row - px) / 2, x0 + ls.col_w + ls.inner / 2,
+                                   at.y + px + (row - px) / 2}});
   }
   // Labelled reference lines follow the series, with a dashed swatch.
   std::size_t r = plot.series.size();
   for (const RefLine& l : plot.hlines) {
     if (l.label.empty()) continue;
-    const float top = box.y0 + ls.inner + row * static_cast<float>(r++);
-    const float cy = top + px / 2, x0 = box.x0 + ls.inner;
+    const Vec2 at = slot(r++);
+    const float cy = at.y + px / 2, x0 = at.x;
     dashed(d, {x0, cy}, {x0 + swatch, cy}, l.color, st.s(1.5f), st.s(6), st.s(3));
-    d.text({x0 + swatch + st.s(6), top}, l.label, st.text, px);
+    d.text({x0 + swatch + st.s(6), at.y}, l.label, st.text, px);
   }
 }
 
@@ -276,9 +304,10 @@ Style default_style(int width, int height) {
 
 namespace {
 
-// Everything but the legend; `legend_reserve` [px] is kept free right of the plot area.
+// Everything but the legend; `reserve_right` / `reserve_bottom` [px] are kept free right of and
+// below the plot area (with its tick labels and axis title) for a legend outside the data.
 PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMeasurer& fonts,
-                       const Style& st, Vec2 origin, float legend_reserve) {
+                       const Style& st, Vec2 origin, float reserve_right, float reserve_bottom = 0) {
   PlotLayout out;
   DrawList& d = out.draw;
   const float fpx = st.s(st.font_px), tpx = st.s(st.title_px), apx = st.s(st.axis_title_px);
@@ -291,7 +320,7 @@ PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMe
   const float subtitle_y = top;
   if (!plot.subtitle.empty()) top += fpx * 1.3f;
   top += st.s(6);
-  float bottom = origin.y + height - pad;
+  float bottom = origin.y + height - pad - reserve_bottom;
   const float x_title_y = bottom - apx;
   if (!plot.x.title().empty()) bottom -= apx * 1.35f;
   bottom -= fpx + tick + gap;
@@ -303,7 +332,7 @@ PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMe
   float left = origin.x + pad;
   if (!plot.y.title().empty()) left += apx * 1.35f;
   left += yt.max_label_width + tick + gap;
-  const float right = origin.x + width - pad - st.s(14) - legend_reserve;
+  const float right = origin.x + width - pad - st.s(14) - reserve_right;
   out.plot_area = {left, top, std::max(left + 1, right), std::max(top + 1, bottom)};
   vp.area = out.plot_area;
   out.viewport = vp;
@@ -350,6 +379,36 @@ PlotLayout layout_pass(const Plot& plot, float width, float height, const TextMe
     const auto fx = static_cast<float>(x);
     dashed(d, {fx, a.y0}, {fx, a.y1}, l.color, st.s(1.5f), st.s(6), st.s(4));
     if (!l.label.empty()) label_box({fx + st.s(5), a.y0 + st.s(5)}, l.label, l.color);
+  }
+  // Annotations (ridge points): a dot, and the text in the first of above-right, above-left,
+  // below-right, below-left of it that stays in the plot area and clear of earlier labels (two
+  // ridges of near bandwidths sit close together).
+  std::vector<Rect> placed;
+  for (const Annotation& an : plot.annotations) {
+    const double x = vp.to_px_x(an.x), y = vp.to_px_y(an.y);
+    if (!finite_px(x, y)) continue;
+    const auto fx = static_cast<float>(x), fy = static_cast<float>(y);
+    d.circle_filled({fx, fy}, st.s(3), an.color);
+    const float w = fonts.text_width(an.text, lpx, false), h = lpx + st.s(3), off = st.s(6);
+    const std::array<Vec2, 4> tries{{{fx + off, fy - h - off},
+                                     {fx - off - w, fy - h - off},
+                                     {fx + off, fy + off},
+                                     {fx - off - w, fy + off}}};
+    // Inside and clear, else inside (overlapping a label beats being clipped away), else the first.
+    Vec2 at = tries[0];
+    int best = 0;
+    for (const Vec2& t : tries) {
+      const Rect r{t.x - st.s(3), t.y - st.s(1), t.x + w + st.s(3), t.y + h};
+      const bool inside = r.x0 >= a.x0 && r.x1 <= a.x1 && r.y0 >= a.y0 && r.y1 <= a.y1;
+      const bool clear = std::none_of(placed.begin(), placed.end(), [&](const Rect& q) {
+        return r.x0 < q.x1 && r.x1 > q.x0 && r.y0 < q.y1 && r.y1 > q.y0;
+      });
+      const int score = inside ? (clear ? 2 : 1) : 0;
+      if (score > best) best = score, at = t;
+      if (score == 2) break;
+    }
+    placed.push_back({at.x - st.s(3), at.y - st.s(1), at.x + w + st.s(3), at.y + h});
+    label_box(at, an.text, an.color);
   }
   d.pop_clip();
   d.rect_outline(a, st.frame, st.s(1));
@@ -398,16 +457,34 @@ PlotLayout layout_plot(const Plot& plot, float width, float height, const TextMe
                        const Style& st, Vec2 origin) {
   PlotLayout out = layout_pass(plot, width, height, fonts, st, origin, 0);
   if (!plot.show_legend || plot.series.empty()) return out;
-  const LegendSize ls = legend_size(plot, fonts, st);
-  auto [box, hidden] = best_corner(plot, out, ls, st);
-  // Every inner corner hides data: move the legend right of the plot when it is narrow enough.
-  const float reserve = ls.w + st.s(14);
-  if (hidden > 0 && reserve <= 0.38f * width) {
+  // Inside, in the corner hiding no data, when one column fits the plot's height.
+  const LegendSize one = legend_size(plot, fonts, st);
+  const float inset = st.s(8);
+  if (one.h + 2 * inset <= out.plot_area.height()) {
+    const auto [box, hidden] = best_corner(plot, out, one, st);
+    if (hidden == 0) {
+      draw_legend(out, plot, box, one, st);
+      return out;
+    }
+  }
+  // Else outside, never over the data: right of the plot in as many columns as its height needs,
+  // when that leaves the plot most of the width; otherwise below it, in columns across the width.
+  const LegendSize right = legend_size(plot, fonts, st, rows_fitting(one, out.plot_area.height()));
+  const float reserve = right.w + st.s(14);
+  if (reserve <= 0.38f * width) {
     out = layout_pass(plot, width, height, fonts, st, origin, reserve);
     const float x0 = out.plot_area.x1 + st.s(14);
-    box = {x0, out.plot_area.y0, x0 + ls.w, out.plot_area.y0 + ls.h};
+    draw_legend(out, plot, {x0, out.plot_area.y0, x0 + right.w, out.plot_area.y0 + right.h}, right, st);
+    return out;
   }
-  draw_legend(out, plot, box, ls, st);
+  const float usable = width - 2 * st.s(st.pad);
+  const auto cols = static_cast<std::size_t>(
+      std::max(1.0f, std::floor((usable - one.inner * 2 + one.col_gap) / (one.col_w + one.col_gap))));
+  const LegendSize below = legend_size(plot, fonts, st, (one.entries + cols - 1) / cols);
+  out = layout_pass(plot, width, height, fonts, st, origin, 0, below.h + st.s(8));
+  const float x0 = origin.x + std::max(st.s(st.pad), (width - below.w) / 2);
+  const float y0 = origin.y + height - st.s(st.pad) - below.h;
+  draw_legend(out, plot, {x0, y0, x0 + below.w, y0 + below.h}, below, st);
   return out;
 }
 

@@ -110,18 +110,68 @@ std::vector<Tick> log_ticks(double lo, double hi, double pixel_length, double sp
 
 Color palette_color(std::size_t i) {
   static constexpr std::array<Color, kPaletteSize> kPalette{{
-      {31, 119, 180, 255},   // blue
-      {255, 127, 14, 255},   // orange
-      {44, 160, 44, 255},    // green
-      {214, 39, 40, 255},    // red
-      {148, 103, 189, 255},  // purple
-      {140, 86, 75, 255},    // brown
-      {227, 119, 194, 255},  // pink
-      {127, 127, 127, 255},  // grey
-      {188, 189, 34, 255},   // olive
-      {23, 190, 207, 255},   // cyan
+      {0, 114, 178, 255},    // Okabe-Ito blue
+      {213, 94, 0, 255},     // Okabe-Ito vermillion
+      {0, 158, 115, 255},    // Okabe-Ito bluish green
+      {204, 121, 167, 255},  // Okabe-Ito reddish purple
+      {230, 159, 0, 255},    // Okabe-Ito orange
+      {86, 180, 233, 255},   // Okabe-Ito sky blue
+      {136, 34, 85, 255},    // Tol wine
+      {153, 153, 51, 255},   // Tol olive
   }};
   return kPalette[i % kPaletteSize];
+}
+
+SeriesStyle series_style(std::size_t i) {
+  const std::size_t c = i % kPaletteSize, k = i / kPaletteSize;
+  return {palette_color(c), static_cast<Marker>((c + 2 * k) % kMarkerCount),
+          static_cast<Dash>(k % kDashCount)};
+}
+
+std::vector<float> dash_pattern(Dash d) {
+  switch (d) {
+    case Dash::solid:
+      return {};
+    case Dash::dashed:
+      return {4, 2.5f};
+    case Dash::dotted:
+      return {1, 1.8f};
+    case Dash::dash_dot:
+      return {4, 1.8f, 1, 1.8f};
+  }
+  return {};
+}
+
+std::string_view to_string(Marker m) {
+  switch (m) {
+    case Marker::circle:
+      return "circle";
+    case Marker::square:
+      return "square";
+    case Marker::triangle_up:
+      return "triangle-up";
+    case Marker::diamond:
+      return "diamond";
+    case Marker::triangle_down:
+      return "triangle-down";
+    case Marker::cross:
+      return "cross";
+  }
+  return "circle";
+}
+
+std::string_view to_string(Dash d) {
+  switch (d) {
+    case Dash::solid:
+      return "solid";
+    case Dash::dashed:
+      return "dashed";
+    case Dash::dotted:
+      return "dotted";
+    case Dash::dash_dot:
+      return "dash-dot";
+  }
+  return "solid";
 }
 
 double nice_step_at_least(double x) {
@@ -208,6 +258,7 @@ Range fit_x(const Plot& plot, double pad_fraction) {
     if (s.visible)
       for (double x : s.x) e.add(x, plot.x.scale);
   for (const RefLine& l : plot.vlines) e.add(l.value, plot.x.scale);
+  for (const Annotation& an : plot.annotations) e.add(an.x, plot.x.scale);  // a labelled point is shown
   return padded(e, plot.x.scale, pad_fraction);
 }
 
@@ -217,6 +268,7 @@ Range fit_y(const Plot& plot, double pad_fraction) {
     if (s.visible)
       for (double y : s.y) e.add(y, plot.y.scale);
   for (const RefLine& l : plot.hlines) e.add(l.value, plot.y.scale);
+  for (const Annotation& an : plot.annotations) e.add(an.y, plot.y.scale);
   // A linear axis over non-negative data starts at 0, so bar and line heights compare honestly.
   if (plot.y.scale == Scale::linear && !e.empty() && e.lo >= 0) {
     e.lo = 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn::plot {
@@ -15,10 +16,35 @@ struct Color {
   friend bool operator==(const Color&, const Color&) = default;
 };
 
-// The fixed series palette (matplotlib's tab10, the colours researchers already read): series i
-// gets palette_color(i % kPaletteSize) on screen and in every PNG.
-inline constexpr std::size_t kPaletteSize = 10;
+// The fixed series palette, colour-blind safe: Okabe-Ito's blue, vermillion, bluish green,
+// reddish purple, orange and sky blue, then Paul Tol's wine and olive (Okabe-Ito's black and
+// yellow are left out: black reads as the frame, yellow vanishes on white). tab10, used before,
+// repeated after ten series and its red/green pair is lost to deuteranopes.
+inline constexpr std::size_t kPaletteSize = 8;
 Color palette_color(std::size_t i);
+
+// Marker shapes and dash patterns: with colour they tell 20+ series apart, in greyscale print too.
+enum class Marker { circle, square, triangle_up, diamond, triangle_down, cross };
+enum class Dash { solid, dashed, dotted, dash_dot };
+inline constexpr std::size_t kMarkerCount = 6;
+inline constexpr std::size_t kDashCount = 4;
+
+struct SeriesStyle {
+  Color color;
+  Marker marker = Marker::circle;
+  Dash dash = Dash::solid;
+  friend bool operator==(const SeriesStyle&, const SeriesStyle&) = default;
+};
+
+// The style of series i: colour i % 8; the block k = i / 8 picks the dash (solid for the first
+// eight) and shifts the marker, marker = (i % 8 + 2k) % 6 (a shift of 2, not 1, so the last of a
+// block and the first of the next differ in marker too). Neighbours differ in colour and marker,
+// and the (colour, marker, dash) triple repeats only after 96 series.
+SeriesStyle series_style(std::size_t i);
+// The on/off lengths of a dash pattern in units of the line width; empty for solid.
+std::vector<float> dash_pattern(Dash d);
+std::string_view to_string(Marker m);
+std::string_view to_string(Dash d);
 
 enum class Scale { linear, log10 };
 enum class PlotKind { line, bars };
@@ -75,6 +101,13 @@ struct Series {
   // point), and the index of its run in build_plot's `runs`. Empty when not known.
   std::vector<std::string> case_ids;
   std::size_t run = 0;
+  Marker marker = Marker::circle;
+  Dash dash = Dash::solid;
+  bool line = true;     // false: markers only (a roofline's cases are points, not a trend)
+  bool markers = true;  // false: the line only (a roofline ceiling)
+  // Hollow markers tell a second placement of the same cases apart (the roofline's L2 intensity).
+  bool hollow = false;
+  void set_style(const SeriesStyle& st) { color = st.color, marker = st.marker, dash = st.dash; }
 };
 
 // A horizontal reference (speedup = 1) or a vertical marker (a crossover threshold).
@@ -82,6 +115,13 @@ struct RefLine {
   double value = 0;
   std::string label;
   Color color{96, 96, 96, 255};
+};
+
+// Text at a data position (a roofline's ridge point), drawn with a small dot at the point.
+struct Annotation {
+  double x = 0, y = 0;
+  std::string text;
+  Color color{60, 60, 60, 255};
 };
 
 struct Plot {
@@ -92,8 +132,12 @@ struct Plot {
   PlotKind kind = PlotKind::line;
   std::vector<RefLine> hlines;  // y = value across the plot
   std::vector<RefLine> vlines;  // x = value across the plot
+  std::vector<Annotation> annotations;
   bool show_legend = true;
   std::vector<std::string> notes;  // what build_plot combined or dropped, for the CLI/GUI to show
+  // The axes (plot_axes() names) whose values the series labels name, besides the kernel: what
+  // varies between series. build_figure facets on one of them when there are too many.
+  std::vector<std::string> series_axes;
 };
 
 // Data extent of the visible series (points the scale can show: > 0 on log) plus reference lines,

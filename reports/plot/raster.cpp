@@ -111,6 +111,37 @@ class Canvas {
       }
   }
 
+  // Coverage from the signed distance to the nearest edge: the largest signed edge distance of a
+  // convex polygon is negative inside and about the pixel distance to it outside.
+  void operator()(const DrawPolygon& p) {
+    const std::size_t n = p.points.size();
+    if (n < 3) return;
+    float minx = p.points[0].x, maxx = minx, miny = p.points[0].y, maxy = miny;
+    float area2 = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vec2 a = p.points[i], b = p.points[(i + 1) % n];
+      minx = std::min(minx, a.x), maxx = std::max(maxx, a.x);
+      miny = std::min(miny, a.y), maxy = std::max(maxy, a.y);
+      area2 += a.x * b.y - b.x * a.y;
+    }
+    if (area2 == 0) return;
+    const float sign = area2 > 0 ? 1.0f : -1.0f;  // either winding
+    const IRect box = bounds(minx - 1, miny - 1, maxx + 1, maxy + 1);
+    for (int y = box.y0; y < box.y1; ++y)
+      for (int x = box.x0; x < box.x1; ++x) {
+        const float px = static_cast<float>(x) + 0.5f, py = static_cast<float>(y) + 0.5f;
+        float d = -1e30f;
+        for (std::size_t i = 0; i < n; ++i) {
+          const Vec2 a = p.points[i], b = p.points[(i + 1) % n];
+          const float ex = b.x - a.x, ey = b.y - a.y, len = std::hypot(ex, ey);
+          if (len == 0) continue;
+          // Outward distance: the edge normal points away from the interior for this winding.
+          d = std::max(d, sign * ((px - a.x) * ey - (py - a.y) * ex) / len);
+        }
+        blend(x, y, p.color, std::clamp(0.5f - d, 0.0f, 1.0f));
+      }
+  }
+
   void operator()(const DrawText& t) {
     const std::u32string cps = decode_utf8(t.text);
     if (cps.empty()) return;

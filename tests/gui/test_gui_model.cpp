@@ -82,8 +82,8 @@ TEST(GuiForm, PresetTomlReadsBackEqual) {
 TEST(GuiForm, HintsShowThePresetValuesPerGroup) {
   const SweepSpec s = load_preset(fs::path(kPresets) / "cpu-quick.toml");
   EXPECT_EQ(spec_field_text(s, "heads"), "4 | 8");
-  EXPECT_EQ(spec_field_text(s, "seq"), "128 | 512 | 256");
-  EXPECT_EQ(spec_field_text(s, "seq_q"), "64");
+  EXPECT_EQ(spec_field_text(s, "seq"), "64,128,256,512 | 128,256,512 | 64,128,256");
+  EXPECT_EQ(spec_field_text(s, "seq_q"), "32,64,128");
   EXPECT_EQ(spec_field_text(s, "window"), "32,0");
   EXPECT_EQ(spec_field_text(s, "noise"), "2");
 }

@@ -296,14 +296,14 @@ TEST(Preset, ShippedPresetShapes) {
     EXPECT_EQ(c.problem.heads_q * c.problem.head_dim, 2048);
   }
   const auto cpu = cases_of("cpu-quick");
-  EXPECT_EQ(cpu.size(), 6u);
+  EXPECT_EQ(cpu.size(), 17u);  // 4 seq x 2 masks, 3 windowed, 3 GQA, 3 Sq != Sk
 }
 
 TEST(Preset, CpuQuickRunsEveryCaseOnTheCpuBackend) {
   const SweepSpec s = load_preset(kPresets / "cpu-quick.toml");
   ASSERT_EQ(s.backend, Backend::cpu);
   const auto cases = plan(s, Backend::cpu);
-  ASSERT_EQ(cases.size(), 12u);  // 6 problems x 2 kernels
+  ASSERT_EQ(cases.size(), 34u);  // 17 problems x 2 kernels
   for (const Case& c : cases) EXPECT_EQ(c.skip_reason, "") << c.kernel << " " << c.problem.full_label();
 }
 

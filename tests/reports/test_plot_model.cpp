@@ -91,8 +91,8 @@ TEST(PlotTicks, CompactLabels) {
 }
 
 TEST(PlotPalette, FixedDistinctColoursInOrder) {
-  EXPECT_EQ(palette_color(0), (Color{31, 119, 180, 255}));
-  EXPECT_EQ(palette_color(1), (Color{255, 127, 14, 255}));
+  EXPECT_EQ(palette_color(0), (Color{0, 114, 178, 255}));  // Okabe-Ito blue
+  EXPECT_EQ(palette_color(1), (Color{213, 94, 0, 255}));   // Okabe-Ito vermillion
   EXPECT_EQ(palette_color(kPaletteSize), palette_color(0));
   for (std::size_t i = 0; i < kPaletteSize; ++i)
     for (std::size_t j = i + 1; j < kPaletteSize; ++j) {
