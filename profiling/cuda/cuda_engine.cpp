@@ -290,10 +290,10 @@ class CudaEngine final : public CaseEngine {
       }
     }
     r.metrics_status = m_metrics_status;
-    if (m_metrics_status != "ok") {
-      if (m_metrics_status == "unavailable")
+    if (m_metrics_status != MetricsStatus::ok) {
+      if (m_metrics_status == MetricsStatus::unavailable)
         r.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
-      if (m_metrics_status == "off") r.metrics_reason = "--metrics none";
+      if (m_metrics_status == MetricsStatus::off) r.metrics_reason = "--metrics none";
       if (!m_tool.empty()) run_metrics_launch(kernel, args, nullptr, r);  // the launch ncu selects
       return;
     }
@@ -328,13 +328,13 @@ class CudaEngine final : public CaseEngine {
           },
           expected > 0 ? expected : 256);
     } catch (const cupti::MetricsError& e) {
-      r.metrics_status = "failed";
+      r.metrics_status = MetricsStatus::failed;
       r.metrics_reason = e.what();
       return;
     }
     ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
     if (expected > 0 && rows.size() != expected) {
-      r.metrics_status = "failed";
+      r.metrics_status = MetricsStatus::failed;
       r.metrics_reason = fmt::format(
           "the range profiler stored {} ranges for the {} kernels the case launches", rows.size(), expected);
       return;
@@ -347,7 +347,7 @@ class CudaEngine final : public CaseEngine {
     m.passes = profiler->passes();
     m.wall_s = monotonic_seconds() - t0;
     r.metrics = std::move(m);
-    r.metrics_status = "ok";
+    r.metrics_status = MetricsStatus::ok;
   }
 
   // CUPTI set-up, once per engine: what is available is decided (and said) here, not per case.
@@ -358,7 +358,7 @@ class CudaEngine final : public CaseEngine {
                                "; allowed: " + kMetricsRequestAllowed);
     m_tool = injected_profiler();
     if (!m_tool.empty()) {
-      m_metrics_status = "unavailable";
+      m_metrics_status = MetricsStatus::unavailable;
       m_metrics_reason = "running under " + m_tool +
                          ", which owns the GPU's counters: take the metrics from its report (each case's "
                          "ncu_command selects that case's metrics launch by NVTX range)";
@@ -377,7 +377,7 @@ class CudaEngine final : public CaseEngine {
     m_activity = cupti::KernelActivity::create(limits, why);
     if (!m_activity) announce("launch statistics unavailable: " + why);
     if (!m_request.enabled) {
-      m_metrics_status = "off";
+      m_metrics_status = MetricsStatus::off;
       m_metrics_reason = "--metrics none";
       return;
     }
@@ -395,12 +395,12 @@ class CudaEngine final : public CaseEngine {
       m_activity.reset();
     }
     if (!m_profiler) {
-      m_metrics_status = "unavailable";
+      m_metrics_status = MetricsStatus::unavailable;
       m_metrics_reason = why;
       announce("CUPTI metrics unavailable: " + why + "; timing goes on");
       return;
     }
-    m_metrics_status = "ok";
+    m_metrics_status = MetricsStatus::ok;
   }
 
   // Measured ceilings: from the per-GPU cache, measured (and announced) when missing. Under an
@@ -658,7 +658,8 @@ class CudaEngine final : public CaseEngine {
   std::string m_lost_reason;
   MetricsRequest m_request;
   std::string m_tool;  // the injected profiler (ncu, nsys), when there is one
-  std::string m_metrics_status, m_metrics_reason;
+  MetricsStatus m_metrics_status = MetricsStatus::not_attempted;
+  std::string m_metrics_reason;
   std::unique_ptr<cupti::KernelActivity> m_activity;
   std::unique_ptr<cupti::RangeProfiler> m_profiler;
   mutable bool m_peaks_tried = false;
