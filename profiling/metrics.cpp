@@ -7,35 +7,36 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 namespace attn {
 
+namespace {
+
+std::vector<std::string> cupti_names_of(std::string_view field) {
+  const FieldDesc* f = find_field(field);
+  return f ? std::vector<std::string>(f->cupti.begin(), f->cupti.end()) : std::vector<std::string>{};
+}
+
+}  // namespace
+
 const std::vector<std::string>& tensor_flop_metrics() {
-  static const std::vector<std::string> names = {
-      "sm__ops_path_tensor_src_fp16.sum",
-      "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-  };
+  static const std::vector<std::string> names = cupti_names_of("tensor_flops");
   return names;
 }
 
 const std::vector<std::string>& tensor_peak_pct_metrics() {
-  static const std::vector<std::string> names = {
-      "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-      "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-      "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-      "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-      "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-  };
+  static const std::vector<std::string> names = cupti_names_of("tensor_pct_of_peak");
   return names;
 }
 
+// The CUPTI names of the catalogue's metrics.* rows, in row order, each once.
 const std::vector<std::string>& default_metric_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = {metric::kSmThroughput, metric::kDramThroughput, metric::kDramRead,
-                                  metric::kDramWrite,    metric::kL2Throughput,   metric::kTensorPipe,
-                                  metric::kWarpsActive,  metric::kGpuTime};
-    for (const auto& m : tensor_flop_metrics()) n.push_back(m);
-    for (const auto& m : tensor_peak_pct_metrics()) n.push_back(m);
+    std::vector<std::string> n;
+    for (const FieldDesc& f : case_fields())
+      for (const char* name : f.cupti)
+        if (std::find(n.begin(), n.end(), name) == n.end()) n.emplace_back(name);
     return n;
   }();
   return names;
@@ -143,9 +144,9 @@ KernelMetrics kernel_metrics_from(const std::string& kernel_name, const std::map
     return it->second;
   };
   // A sum over several metrics, present only when all of them are.
-  auto sum_of = [&](const std::vector<std::string>& names) -> std::optional<double> {
+  auto sum_of = [&](std::span<const char* const> names) -> std::optional<double> {
     double s = 0;
-    for (const auto& n : names) {
+    for (const char* n : names) {
       const auto v = get(n);
       if (!v) return std::nullopt;
       s += *v;
@@ -154,17 +155,8 @@ KernelMetrics kernel_metrics_from(const std::string& kernel_name, const std::map
   };
   KernelMetrics k;
   k.name = kernel_name;
-  k.sm_throughput_pct = get(metric::kSmThroughput);
-  k.dram_throughput_pct = get(metric::kDramThroughput);
-  k.dram_bytes_read = get(metric::kDramRead);
-  k.dram_bytes_write = get(metric::kDramWrite);
-  if (k.dram_bytes_read && k.dram_bytes_write) k.dram_bytes = *k.dram_bytes_read + *k.dram_bytes_write;
-  k.l2_throughput_pct = get(metric::kL2Throughput);
-  k.tensor_pipe_pct = get(metric::kTensorPipe);
-  k.achieved_occupancy_pct = get(metric::kWarpsActive);
-  k.gpu_time_ns = get(metric::kGpuTime);
-  k.tensor_flops = sum_of(tensor_flop_metrics());
-  k.tensor_pct_of_peak = sum_of(tensor_peak_pct_metrics());
+  for (const FieldDesc& f : case_fields())
+    if (f.metric) k.*f.metric = sum_of(f.cupti);
   for (const auto& name : extra)
     if (const auto v = get(name)) k.extra[name] = *v;
   return k;
@@ -211,17 +203,8 @@ KernelMetrics aggregate_metrics(const std::vector<KernelMetrics>& kernels) {
     }
     return how == Rollup::time_weighted_mean ? acc / wsum : acc;
   };
-  a.sm_throughput_pct = combine(&KernelMetrics::sm_throughput_pct, Rollup::time_weighted_mean);
-  a.dram_throughput_pct = combine(&KernelMetrics::dram_throughput_pct, Rollup::time_weighted_mean);
-  a.l2_throughput_pct = combine(&KernelMetrics::l2_throughput_pct, Rollup::time_weighted_mean);
-  a.tensor_pipe_pct = combine(&KernelMetrics::tensor_pipe_pct, Rollup::time_weighted_mean);
-  a.achieved_occupancy_pct = combine(&KernelMetrics::achieved_occupancy_pct, Rollup::time_weighted_mean);
-  a.tensor_pct_of_peak = combine(&KernelMetrics::tensor_pct_of_peak, Rollup::time_weighted_mean);
-  a.dram_bytes = combine(&KernelMetrics::dram_bytes, Rollup::sum);
-  a.dram_bytes_read = combine(&KernelMetrics::dram_bytes_read, Rollup::sum);
-  a.dram_bytes_write = combine(&KernelMetrics::dram_bytes_write, Rollup::sum);
-  a.tensor_flops = combine(&KernelMetrics::tensor_flops, Rollup::sum);
-  a.gpu_time_ns = combine(&KernelMetrics::gpu_time_ns, Rollup::sum);
+  for (const FieldDesc& f : case_fields())
+    if (f.metric) a.*f.metric = combine(f.metric, f.rollup);
 
   // Extra metrics: by their rollup, present only where every kernel has them.
   for (const auto& [name, first] : kernels.front().extra) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiling/field_catalogue.hpp"
 #include "profiling/protocol.hpp"
 #include "profiling/result.hpp"
 
@@ -38,7 +39,8 @@ const std::vector<std::string>& tensor_flop_metrics();
 // dense peak (4096 FLOP/SM/cycle on GH100); the aggregate src_* forms carry the sparse one, so
 // they would read half. Summed into tensor_pct_of_peak.
 const std::vector<std::string>& tensor_peak_pct_metrics();
-// Every metric of the default set, in collection order.
+// Every metric of the default set, in collection order: the CUPTI names of the field catalogue's
+// metrics.* rows (profiling/field_catalogue.cpp), in row order, each once.
 const std::vector<std::string>& default_metric_names();
 
 // A parsed --metrics value (protocol.metrics).
@@ -71,8 +73,8 @@ std::string metric_name_problem(std::string_view name);
 KernelMetrics kernel_metrics_from(const std::string& kernel_name, const std::map<std::string, double>& raw,
                                   const std::vector<std::string>& extra);
 
-// How a metric combines across the kernels of a case.
-enum class Rollup { sum, max, min, time_weighted_mean };
+// How an extra (--metrics) metric combines across the kernels of a case, from its name's rollup;
+// the catalogue's rows carry their own (FieldDesc::rollup).
 Rollup rollup_of(std::string_view name);
 
 // Aggregate of a case's kernels: counters (bytes, FLOPs, time) summed; percentages and averages

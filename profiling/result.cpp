@@ -1,4 +1,4 @@
-// Status names as they appear in results.jsonl.
+// Status and metrics-status names as they appear in results.jsonl.
 #include "profiling/result.hpp"
 
 #include <array>
@@ -17,6 +17,14 @@ constexpr std::array<std::pair<Status, std::string_view>, 7> kStatusNames{{
     {Status::timeout, "timeout"},
     {Status::error, "error"},
 }};
+
+constexpr std::array<std::pair<MetricsStatus, std::string_view>, 5> kMetricsStatusNames{{
+    {MetricsStatus::not_attempted, ""},
+    {MetricsStatus::ok, "ok"},
+    {MetricsStatus::off, "off"},
+    {MetricsStatus::unavailable, "unavailable"},
+    {MetricsStatus::failed, "failed"},
+}};
 }  // namespace
 
 std::string_view to_string(Status s) {
@@ -27,6 +35,18 @@ std::string_view to_string(Status s) {
 
 std::optional<Status> parse_status(std::string_view s) {
   for (const auto& [st, name] : kStatusNames)
+    if (name == s) return st;
+  return std::nullopt;
+}
+
+std::string_view to_string(MetricsStatus s) {
+  for (const auto& [st, name] : kMetricsStatusNames)
+    if (st == s) return name;
+  return "";
+}
+
+std::optional<MetricsStatus> parse_metrics_status(std::string_view s) {
+  for (const auto& [st, name] : kMetricsStatusNames)
     if (name == s) return st;
   return std::nullopt;
 }

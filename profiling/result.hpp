@@ -21,6 +21,19 @@ enum class Status { ok, skipped, mismatch, oom, fault, timeout, error };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);
 
+// Whether CUPTI metrics were collected, for a run and for each case. Only the codec spells it
+// ("" for not_attempted, which the writer omits); everything else compares the enum.
+enum class MetricsStatus {
+  not_attempted,  // cpu backend, or the case was not ok
+  ok,
+  off,          // --metrics none
+  unavailable,  // no CUPTI, no permission, under ncu/nsys: said once in the run record
+  failed,       // this case only
+};
+std::string_view to_string(MetricsStatus s);
+std::optional<MetricsStatus> parse_metrics_status(std::string_view s);
+constexpr const char* kMetricsStatusAllowed = "ok, off, unavailable or failed";
+
 struct TimingStats {
   double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, std_ms = 0, q1_ms = 0, q3_ms = 0;
   double noise_pct = 0;  // relative standard error of the median [%]
@@ -116,9 +129,8 @@ struct CaseResult {
   double wall_s = 0;                // [s] host time spent on the case: set-up, check, timing
   std::vector<LaunchStats> launch;  // every kernel one run of the case launches
   std::optional<CaseMetrics> metrics;
-  // "" = not attempted (cpu backend, case not ok); "ok"; "off" (--metrics none); "unavailable"
-  // (no CUPTI, no permission, under ncu/nsys); "failed" (this case only). Reason says why.
-  std::string metrics_status, metrics_reason;
+  MetricsStatus metrics_status = MetricsStatus::not_attempted;
+  std::string metrics_reason;  // why metrics_status is not ok
   std::optional<Roofline> roofline;
   std::string ncu_command;  // profiles this one case with Nsight Compute, selected by NVTX range
 };
@@ -167,7 +179,8 @@ struct RunInfo {
   // or, when unavailable, why (said once per run, not per case).
   std::vector<std::string> metrics_names;
   std::optional<int> metrics_passes;
-  std::string metrics_status, metrics_reason;
+  MetricsStatus metrics_status = MetricsStatus::not_attempted;
+  std::string metrics_reason;
 };
 
 // The current UTC time through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ" for started_at).

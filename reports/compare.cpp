@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "reports/case_query.hpp"
 #include "reports/csv_writer.hpp"
 #include "reports/text_format.hpp"
 
@@ -18,12 +19,7 @@ namespace {
 
 bool failed_status(Status s) { return s != Status::ok && s != Status::skipped; }
 
-std::optional<double> ok_median(const CaseResult& c) {
-  if (c.status != Status::ok || !c.timing || !(c.timing->median_ms > 0) ||
-      !std::isfinite(c.timing->median_ms))
-    return std::nullopt;
-  return c.timing->median_ms;
-}
+std::optional<double> ok_median(const CaseResult& c) { return measured_median_ms(c); }
 
 Verdict decide(const CompareRow& r, const CompareOptions& o) {
   if (r.ratio) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "reports/case_query.hpp"
 #include "reports/text_format.hpp"
 
 namespace attn {
@@ -145,7 +146,7 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
   std::vector<const CaseResult*> usable;
   std::set<std::string> measured;
   for (const CaseResult& c : cases) {
-    if (c.status != Status::ok || !c.timing || !(c.timing->median_ms > 0)) continue;
+    if (!is_measured(c)) continue;
     const std::string& k = variant_label(c);
     measured.insert(k);
     if (k == options.a || k == options.b) usable.push_back(&c);

@@ -1,4 +1,5 @@
-// results.csv writer: fixed columns, RFC 4180 quoting, exact doubles.
+// results.csv writer: the field catalogue's csv columns in catalogue order, RFC 4180 quoting,
+// exact doubles; an absent field is an empty cell.
 #include "reports/csv_writer.hpp"
 
 #include <fmt/format.h>
@@ -7,48 +8,22 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <variant>
 
+#include "profiling/field_catalogue.hpp"
 #include "reports/jsonl_store.hpp"
 
 namespace attn {
 
 namespace {
 
-constexpr const char* kHeader =
-    "case_id,kernel,knobs,batch,heads_q,heads_kv,seq_q,seq_kv,head_dim,head_dim_v,dtype,causal,"
-    "window_left,window_right,status,reason,median_ms,min_ms,mean_ms,std_ms,q1_ms,q3_ms,samples,"
-    "noise_pct,flops,min_bytes,tflops,gbps,queries_per_s,max_abs,rel_l2,tol,pass,device_bytes_peak,"
-    "sm_mhz,temp_c,power_w";
-
 // fmt's "{}" prints the shortest decimal text that parses back to the same double.
-std::string num(double v) { return fmt::format("{}", v); }
-std::string num(const std::optional<double>& v) { return v ? num(*v) : std::string(); }
-std::string num(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(); }
-const char* boolean(bool b) { return b ? "true" : "false"; }
-
-class Row {
- public:
-  Row& add(std::string_view cell) {
-    if (m_cells > 0) m_text += ',';
-    m_text += csv_field(cell);
-    ++m_cells;
-    return *this;
-  }
-  Row& add(std::int64_t v) { return add(std::to_string(v)); }
-  std::string line() const { return m_text + "\n"; }
-
- private:
-  std::string m_text;
-  int m_cells = 0;
-};
-
-std::string knobs_text(const Knobs& knobs) {
-  std::string s;
-  for (const auto& [name, value] : knobs) {
-    if (!s.empty()) s += ';';
-    s += name + "=" + std::to_string(value);
-  }
-  return s;
+std::string cell_text(const FieldValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* s = std::get_if<std::string>(&v)) return csv_field(*s);
+  return {};
 }
 
 }  // namespace
@@ -64,39 +39,28 @@ std::string csv_field(std::string_view s) {
   return out;
 }
 
+std::string results_csv_header() {
+  std::string out;
+  for (const FieldDesc& f : case_fields())
+    if (f.csv) {
+      if (!out.empty()) out += ',';
+      out += f.name;
+    }
+  return out;
+}
+
 std::string results_csv(const std::vector<CaseResult>& cases) {
-  std::string out = std::string(kHeader) + "\n";
+  std::string out = results_csv_header() + "\n";
   for (const CaseResult& c : cases) {
-    const Problem& p = c.problem;
-    Row row;
-    row.add(c.case_id).add(c.kernel).add(knobs_text(c.knobs));
-    row.add(p.batch)
-        .add(p.heads_q)
-        .add(p.heads_kv)
-        .add(p.seq_q)
-        .add(p.seq_kv)
-        .add(p.head_dim)
-        .add(p.head_dim_v);
-    row.add(to_string(p.dtype)).add(boolean(p.causal)).add(p.window.left).add(p.window.right);
-    row.add(to_string(c.status)).add(c.reason);
-    const auto& t = c.timing;
-    if (t) {
-      row.add(num(t->median_ms)).add(num(t->min_ms)).add(num(t->mean_ms)).add(num(t->std_ms));
-      row.add(num(t->q1_ms)).add(num(t->q3_ms)).add(t->samples).add(num(t->noise_pct));
-    } else {
-      for (int i = 0; i < 8; ++i) row.add("");
+    std::string row;
+    bool first = true;
+    for (const FieldDesc& f : case_fields()) {
+      if (!f.csv) continue;
+      if (!first) row += ',';
+      first = false;
+      row += cell_text(f.get(c));
     }
-    row.add(num(c.flops)).add(c.min_bytes).add(num(c.tflops)).add(num(c.gbps)).add(num(c.queries_per_s));
-    const auto& k = c.correctness;
-    if (k) {
-      row.add(num(k->max_abs)).add(num(k->rel_l2)).add(num(k->tol)).add(boolean(k->pass));
-    } else {
-      for (int i = 0; i < 4; ++i) row.add("");
-    }
-    row.add(num(c.device_bytes_peak));
-    const Clocks clocks = c.clocks.value_or(Clocks{});
-    row.add(num(clocks.sm_mhz)).add(num(clocks.temp_c)).add(num(clocks.power_w));
-    out += row.line();
+    out += row + "\n";
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// results.csv: one header line and one row per case, in a fixed column order, for spreadsheets
+// results.csv: one header line and one row per case, columns from the field catalogue, for spreadsheets
 // and pandas. Absent optional values are empty cells; quoting follows RFC 4180.
 #pragma once
 #include <filesystem>
@@ -10,10 +10,12 @@
 
 namespace attn {
 
-// The header, in order: case_id, kernel, knobs (k=v;k=v), batch, heads_q, heads_kv, seq_q, seq_kv,
-// head_dim, head_dim_v, dtype, causal, window_left, window_right, status, reason, median_ms,
-// min_ms, mean_ms, std_ms, q1_ms, q3_ms, samples, noise_pct, flops, min_bytes, tflops, gbps,
-// queries_per_s, max_abs, rel_l2, tol, pass, device_bytes_peak, sm_mhz, temp_c, power_w.
+// The header: the field catalogue's csv columns (profiling/field_catalogue.cpp) in its order:
+// case_id, kernel, knobs (k=v;k=v), the problem (batch ... window_right), status, reason, timing
+// (median_ms ... noise_pct), flops, min_bytes, tflops, gbps, queries_per_s, correctness (max_abs,
+// rel_l2, tol, pass), device_bytes_peak, sm_mhz, temp_c, power_w; then variant, metrics_status,
+// the CUPTI metrics of the case's aggregate and the roofline placement.
+std::string results_csv_header();
 // Rows end in "\n". Doubles use the shortest text that reads back exactly ("nan", "inf" when
 // non-finite); booleans are true/false; a field holding , " CR or LF is quoted, quotes doubled.
 std::string results_csv(const std::vector<CaseResult>& cases);

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "reports/case_query.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/plot/plot_build.hpp"
 #include "reports/plot/raster.hpp"
@@ -19,9 +20,7 @@ namespace attn {
 
 namespace {
 
-bool measured(const CaseResult& c) {
-  return c.status == Status::ok && c.timing && c.timing->median_ms > 0 && c.tflops;
-}
+bool measured(const CaseResult& c) { return is_measured(c) && c.tflops; }
 
 using Getter = std::int64_t (*)(const Problem&);
 

@@ -8,7 +8,9 @@
 #include <limits>
 #include <optional>
 #include <utility>
+#include <variant>
 
+#include "profiling/field_catalogue.hpp"
 #include "profiling/sweep/variant.hpp"
 
 namespace attn {
@@ -118,6 +120,17 @@ void get_string(const json& obj, std::string_view key, const std::string& path, 
   if (const json* v = find(obj, key)) out = as_string(*v, child(path, key));
 }
 
+void get_metrics_status(const json& obj, const std::string& path, MetricsStatus& out) {
+  const json* v = find(obj, "metrics_status");
+  if (v == nullptr) return;
+  const std::string s = as_string(*v, child(path, "metrics_status"));
+  const auto st = parse_metrics_status(s);
+  if (!st)
+    fail(child(path, "metrics_status"),
+         std::string("expected ") + kMetricsStatusAllowed + ", got \"" + s + "\"");
+  out = *st;
+}
+
 const json& req(const json& obj, std::string_view key, const std::string& path) {
   const json* v = find(obj, key);
   if (v == nullptr) fail(child(path, key), "required field is missing");
@@ -138,6 +151,60 @@ void check_record(const json& j, std::string_view want) {
   if (kind != want) fail("record", "expected a \"" + std::string(want) + "\" record, got \"" + kind + "\"");
 }
 
+// ---- catalogue fields -----------------------------------------------------------------------
+
+json value_json(const FieldValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return number(*d);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* b = std::get_if<bool>(&v)) return *b;
+  return std::get<std::string>(v);
+}
+
+FieldValue value_from(const json& v, FieldType type, const std::string& path) {
+  switch (type) {
+    case FieldType::real:
+      return as_double(v, path);
+    case FieldType::int32:
+      return static_cast<std::int64_t>(as_int(v, path));
+    case FieldType::int64:
+      return as_int64(v, path);
+    case FieldType::boolean:
+      return as_bool(v, path);
+    case FieldType::text:
+      break;
+  }
+  return as_string(v, path);
+}
+
+// The member at dotted `key_path` ("timing.median_ms"), objects created on the way.
+json& member_at(json& j, std::string_view key_path) {
+  json* at = &j;
+  std::size_t start = 0;
+  for (auto dot = key_path.find('.'); dot != std::string_view::npos; dot = key_path.find('.', start)) {
+    at = &(*at)[std::string(key_path.substr(start, dot - start))];
+    start = dot + 1;
+  }
+  return (*at)[std::string(key_path.substr(start))];
+}
+
+// The object at dotted `key_path` below `j`, or nullptr when a part is absent; a part that is not
+// an object is an error naming its path (below `path`).
+const json* object_at(const json& j, std::string_view key_path, const std::string& path) {
+  const json* at = &j;
+  std::string at_path = path;
+  std::size_t start = 0;
+  while (start <= key_path.size()) {
+    const std::size_t dot = std::min(key_path.find('.', start), key_path.size());
+    const std::string_view key = key_path.substr(start, dot - start);
+    at = find(*at, key);
+    at_path = child(at_path, key);
+    if (at == nullptr) return nullptr;
+    require_object(*at, at_path);
+    start = dot + 1;
+  }
+  return at;
+}
+
 // ---- sub-objects ----------------------------------------------------------------------------
 
 // NVML clock-event reason bits, named as nvml.h does (nvmlClocksEventReason*).
@@ -150,47 +217,6 @@ constexpr std::pair<std::uint64_t, const char*> kThrottleNames[] = {
     {0x80, "hw_power_brake_slowdown"},
     {0x100, "display_clock_setting"},
 };
-
-json clocks_json(const Clocks& c) {
-  json j = json::object();
-  put_opt(j, "sm_mhz", c.sm_mhz);
-  put_opt(j, "mem_mhz", c.mem_mhz);
-  put_opt(j, "temp_c", c.temp_c);
-  put_opt(j, "power_w", c.power_w);
-  put_opt(j, "sm_mhz_min", c.sm_mhz_min);
-  if (c.clocks_dropped) j["clocks_dropped"] = *c.clocks_dropped;
-  if (c.throttle_mask) {
-    j["throttle_mask"] = *c.throttle_mask;
-    json names = json::array();  // derived from the mask, for readers; not read back
-    for (const auto& [bit, name] : kThrottleNames)
-      if (*c.throttle_mask & bit) names.push_back(name);
-    j["throttle_reasons"] = std::move(names);
-  }
-  return j;
-}
-
-bool clocks_empty(const Clocks& c) {
-  return !c.sm_mhz && !c.mem_mhz && !c.temp_c && !c.power_w && !c.sm_mhz_min && !c.clocks_dropped &&
-         !c.throttle_mask;
-}
-
-Clocks clocks_from(const json& j, const std::string& path) {
-  require_object(j, path);
-  Clocks c;
-  c.sm_mhz = opt_double(j, "sm_mhz", path);
-  c.mem_mhz = opt_double(j, "mem_mhz", path);
-  c.temp_c = opt_double(j, "temp_c", path);
-  c.power_w = opt_double(j, "power_w", path);
-  c.sm_mhz_min = opt_double(j, "sm_mhz_min", path);
-  if (const json* d = find(j, "clocks_dropped"))
-    c.clocks_dropped = as_bool(*d, child(path, "clocks_dropped"));
-  if (const json* m = find(j, "throttle_mask")) {
-    const std::int64_t v = as_int64(*m, child(path, "throttle_mask"));
-    if (v < 0) fail(child(path, "throttle_mask"), "expected a non-negative bitmask");
-    c.throttle_mask = static_cast<std::uint64_t>(v);
-  }
-  return c;
-}
 
 // ---- launch statistics, metrics, roofline ----------------------------------------------------
 
@@ -227,33 +253,20 @@ LaunchStats launch_from(const json& j, const std::string& path) {
   return l;
 }
 
-// The named fields of KernelMetrics, in record order.
-constexpr std::pair<const char*, std::optional<double> KernelMetrics::*> kMetricFields[] = {
-    {"sm_throughput_pct", &KernelMetrics::sm_throughput_pct},
-    {"dram_throughput_pct", &KernelMetrics::dram_throughput_pct},
-    {"dram_bytes", &KernelMetrics::dram_bytes},
-    {"dram_bytes_read", &KernelMetrics::dram_bytes_read},
-    {"dram_bytes_write", &KernelMetrics::dram_bytes_write},
-    {"l2_throughput_pct", &KernelMetrics::l2_throughput_pct},
-    {"tensor_pipe_pct", &KernelMetrics::tensor_pipe_pct},
-    {"achieved_occupancy_pct", &KernelMetrics::achieved_occupancy_pct},
-    {"tensor_flops", &KernelMetrics::tensor_flops},
-    {"tensor_pct_of_peak", &KernelMetrics::tensor_pct_of_peak},
-    {"gpu_time_ns", &KernelMetrics::gpu_time_ns},
-};
-
-void put_kernel_metrics(json& j, const KernelMetrics& k) {
-  for (const auto& [key, field] : kMetricFields) put_opt(j, key, k.*field);
-  if (!k.extra.empty()) {
-    json extra = json::object();
-    for (const auto& [name, v] : k.extra) extra[name] = number(v);
-    j["extra"] = std::move(extra);
-  }
+void put_extra(json& j, const KernelMetrics& k) {
+  if (k.extra.empty()) return;
+  json extra = json::object();
+  for (const auto& [name, v] : k.extra) extra[name] = number(v);
+  j["extra"] = std::move(extra);
 }
 
-void get_kernel_metrics(const json& j, const std::string& path, KernelMetrics& k) {
-  require_object(j, path);
-  for (const auto& [key, field] : kMetricFields) k.*field = opt_double(j, key, path);
+void put_kernel_metrics(json& j, const KernelMetrics& k) {
+  for (const FieldDesc& f : case_fields())
+    if (f.metric) put_opt(j, std::string(f.name).c_str(), k.*f.metric);
+  put_extra(j, k);
+}
+
+void get_extra(const json& j, const std::string& path, KernelMetrics& k) {
   if (const json* e = find(j, "extra")) {
     const std::string epath = child(path, "extra");
     require_object(*e, epath);
@@ -261,9 +274,17 @@ void get_kernel_metrics(const json& j, const std::string& path, KernelMetrics& k
   }
 }
 
-json metrics_json(const CaseMetrics& m) {
-  json j = json::object();
-  put_kernel_metrics(j, m.aggregate);
+void get_kernel_metrics(const json& j, const std::string& path, KernelMetrics& k) {
+  require_object(j, path);
+  for (const FieldDesc& f : case_fields())
+    if (f.metric) k.*f.metric = opt_double(j, f.name, path);
+  get_extra(j, path, k);
+}
+
+// The parts of a case's metrics object the catalogue does not spell: the aggregate's `extra`,
+// one row per kernel, and the pass bookkeeping.
+void put_metrics_rest(json& j, const CaseMetrics& m) {
+  put_extra(j, m.aggregate);
   json kernels = json::array();
   for (const auto& k : m.kernels) {
     json row = {{"name", k.name}};
@@ -273,12 +294,10 @@ json metrics_json(const CaseMetrics& m) {
   j["kernels"] = std::move(kernels);
   j["passes"] = m.passes;
   j["wall_s"] = number(m.wall_s);
-  return j;
 }
 
-CaseMetrics metrics_from(const json& j, const std::string& path) {
-  CaseMetrics m;
-  get_kernel_metrics(j, path, m.aggregate);
+void get_metrics_rest(const json& j, const std::string& path, CaseMetrics& m) {
+  get_extra(j, path, m.aggregate);
   if (const json* ks = find(j, "kernels")) {
     const std::string kpath = child(path, "kernels");
     if (!ks->is_array()) fail(kpath, "expected an array, got " + type_of(*ks));
@@ -292,35 +311,6 @@ CaseMetrics metrics_from(const json& j, const std::string& path) {
   }
   get_int(j, "passes", path, m.passes);
   get_double(j, "wall_s", path, m.wall_s);
-  return m;
-}
-
-json roofline_json(const Roofline& r) {
-  json j = {{"algorithmic_intensity", number(r.algorithmic_intensity)},
-            {"peak_tflops", number(r.peak_tflops)},
-            {"peak_gbps", number(r.peak_gbps)},
-            {"peak_source", r.peak_source},
-            {"ridge_intensity", number(r.ridge_intensity)},
-            {"attainable_tflops", number(r.attainable_tflops)},
-            {"bound", r.bound}};
-  put_opt(j, "achieved_intensity", r.achieved_intensity);
-  put_opt(j, "pct_of_roofline", r.pct_of_roofline);
-  return j;
-}
-
-Roofline roofline_from(const json& j, const std::string& path) {
-  require_object(j, path);
-  Roofline r;
-  get_double(j, "algorithmic_intensity", path, r.algorithmic_intensity);
-  r.achieved_intensity = opt_double(j, "achieved_intensity", path);
-  get_double(j, "peak_tflops", path, r.peak_tflops);
-  get_double(j, "peak_gbps", path, r.peak_gbps);
-  get_string(j, "peak_source", path, r.peak_source);
-  get_double(j, "ridge_intensity", path, r.ridge_intensity);
-  get_double(j, "attainable_tflops", path, r.attainable_tflops);
-  r.pct_of_roofline = opt_double(j, "pct_of_roofline", path);
-  get_string(j, "bound", path, r.bound);
-  return r;
 }
 
 json gpu_json(const GpuInfo& g) {
@@ -435,62 +425,6 @@ Peaks peaks_from(const json& j, const std::string& path) {
   return p;
 }
 
-json timing_json(const TimingStats& t) {
-  return {{"median_ms", number(t.median_ms)},
-          {"min_ms", number(t.min_ms)},
-          {"max_ms", number(t.max_ms)},
-          {"mean_ms", number(t.mean_ms)},
-          {"std_ms", number(t.std_ms)},
-          {"q1_ms", number(t.q1_ms)},
-          {"q3_ms", number(t.q3_ms)},
-          {"samples", t.samples},
-          {"noise_pct", number(t.noise_pct)},
-          {"converged", t.converged},
-          {"launches_per_sample", t.launches_per_sample}};
-}
-
-TimingStats timing_from(const json& j, const std::string& path) {
-  require_object(j, path);
-  TimingStats t;
-  t.median_ms = as_double(req(j, "median_ms", path), child(path, "median_ms"));
-  get_double(j, "min_ms", path, t.min_ms);
-  get_double(j, "max_ms", path, t.max_ms);
-  get_double(j, "mean_ms", path, t.mean_ms);
-  get_double(j, "std_ms", path, t.std_ms);
-  get_double(j, "q1_ms", path, t.q1_ms);
-  get_double(j, "q3_ms", path, t.q3_ms);
-  get_int(j, "samples", path, t.samples);
-  get_double(j, "noise_pct", path, t.noise_pct);
-  get_bool(j, "converged", path, t.converged);
-  get_int(j, "launches_per_sample", path, t.launches_per_sample);
-  return t;
-}
-
-json correctness_json(const Correctness& c) {
-  json j = {{"max_abs", number(c.max_abs)}, {"rel_l2", number(c.rel_l2)},
-            {"tol", number(c.tol)},         {"pass", c.pass},
-            {"reference", c.reference},     {"tol_rule", c.tol_rule},
-            {"nonfinite", c.nonfinite}};
-  put_opt(j, "sampled_rows_rel_l2", c.sampled_rows_rel_l2);
-  put_opt(j, "sampled_rows", c.sampled_rows);
-  return j;
-}
-
-Correctness correctness_from(const json& j, const std::string& path) {
-  require_object(j, path);
-  Correctness c;
-  get_double(j, "max_abs", path, c.max_abs);
-  get_double(j, "rel_l2", path, c.rel_l2);
-  get_double(j, "tol", path, c.tol);
-  c.pass = as_bool(req(j, "pass", path), child(path, "pass"));
-  get_string(j, "reference", path, c.reference);
-  get_string(j, "tol_rule", path, c.tol_rule);
-  get_int64(j, "nonfinite", path, c.nonfinite);
-  c.sampled_rows_rel_l2 = opt_double(j, "sampled_rows_rel_l2", path);
-  c.sampled_rows = opt_int64(j, "sampled_rows", path);
-  return c;
-}
-
 Problem problem_from(const json& j, const std::string& path) {
   require_object(j, path);
   Problem p;
@@ -579,7 +513,8 @@ json to_json(const RunInfo& run) {
             {"baseline", run.baseline}};
   if (run.gpu) j["gpu"] = gpu_json(*run.gpu);
   if (!run.os.empty()) j["os"] = run.os;
-  if (!run.metrics_status.empty()) j["metrics_status"] = run.metrics_status;
+  if (run.metrics_status != MetricsStatus::not_attempted)
+    j["metrics_status"] = std::string(to_string(run.metrics_status));
   if (!run.metrics_reason.empty()) j["metrics_reason"] = run.metrics_reason;
   if (!run.metrics_names.empty()) j["metrics_names"] = run.metrics_names;
   if (run.metrics_passes) j["metrics_passes"] = *run.metrics_passes;
@@ -609,7 +544,7 @@ RunInfo run_info_from_json(const json& j) {
   if (const json* p = find(j, "protocol")) r.protocol = protocol_from(*p, child(path, "protocol"));
   if (const json* p = find(j, "peaks")) r.peaks = peaks_from(*p, child(path, "peaks"));
   get_string(j, "baseline", path, r.baseline);
-  get_string(j, "metrics_status", path, r.metrics_status);
+  get_metrics_status(j, path, r.metrics_status);
   get_string(j, "metrics_reason", path, r.metrics_reason);
   if (const json* names = find(j, "metrics_names")) {
     const std::string npath = child(path, "metrics_names");
@@ -626,34 +561,26 @@ json to_json(const CaseResult& c) {
   for (const auto& [name, value] : c.knobs) knobs[name] = value;
   json j = {{"schema", std::string(kResultSchema)},
             {"record", "case"},
-            {"case_id", c.case_id},
-            {"kernel", c.kernel},
             {"knobs", std::move(knobs)},
-            {"problem", c.problem},
-            {"status", std::string(to_string(c.status))},
-            {"reason", c.reason},
-            {"flops", number(c.flops)},
-            {"min_bytes", c.min_bytes},
-            {"nvtx_range", c.nvtx_range},
-            {"wall_s", number(c.wall_s)}};
-  if (!c.variant.empty()) j["variant"] = c.variant;
-  if (c.timing) j["timing"] = timing_json(*c.timing);
-  put_opt(j, "tflops", c.tflops);
-  put_opt(j, "gbps", c.gbps);
-  put_opt(j, "queries_per_s", c.queries_per_s);
-  if (c.correctness) j["correctness"] = correctness_json(*c.correctness);
-  if (c.device_bytes_peak) j["memory"] = {{"device_bytes_peak", *c.device_bytes_peak}};
-  if (c.clocks && !clocks_empty(*c.clocks)) j["clocks"] = clocks_json(*c.clocks);
+            {"problem", c.problem}};
+  for (const FieldDesc& f : case_fields()) {
+    if (!f.json) continue;
+    const FieldValue v = f.get(c);
+    if (std::holds_alternative<std::monostate>(v)) continue;
+    member_at(j, f.path) = value_json(v);
+  }
+  if (c.clocks && c.clocks->throttle_mask) {
+    json names = json::array();  // derived from the mask, for readers; not read back
+    for (const auto& [bit, name] : kThrottleNames)
+      if (*c.clocks->throttle_mask & bit) names.push_back(name);
+    j["clocks"]["throttle_reasons"] = std::move(names);
+  }
   if (!c.launch.empty()) {
     json launch = json::array();
     for (const auto& l : c.launch) launch.push_back(launch_json(l));
     j["launch"] = std::move(launch);
   }
-  if (c.metrics) j["metrics"] = metrics_json(*c.metrics);
-  if (!c.metrics_status.empty()) j["metrics_status"] = c.metrics_status;
-  if (!c.metrics_reason.empty()) j["metrics_reason"] = c.metrics_reason;
-  if (c.roofline) j["roofline"] = roofline_json(*c.roofline);
-  if (!c.ncu_command.empty()) j["ncu_command"] = c.ncu_command;
+  if (c.metrics) put_metrics_rest(j["metrics"], *c.metrics);
   return j;
 }
 
@@ -661,57 +588,38 @@ CaseResult case_result_from_json(const json& j) {
   check_record(j, "case");
   const std::string path = "case";
   CaseResult c;
-  c.case_id = as_string(req(j, "case_id", path), child(path, "case_id"));
-  c.kernel = as_string(req(j, "kernel", path), child(path, "kernel"));
+  for (const FieldGroup& g : case_field_groups())
+    if (object_at(j, g.key, path)) g.emplace(c);
+  for (const FieldDesc& f : case_fields()) {
+    if (!f.json) continue;
+    const auto dot = f.path.rfind('.');
+    const json* parent = dot == std::string_view::npos ? &j : object_at(j, f.path.substr(0, dot), path);
+    if (parent == nullptr) continue;
+    const std::string_view leaf = dot == std::string_view::npos ? f.path : f.path.substr(dot + 1);
+    const std::string fpath = child(path, f.path);
+    const json* v = find(*parent, leaf);
+    if (v == nullptr) {
+      if (f.required) fail(fpath, "required field is missing");
+      continue;
+    }
+    if (const std::string why = f.set(c, value_from(*v, f.type, fpath)); !why.empty()) fail(fpath, why);
+  }
   if (const json* knobs = find(j, "knobs")) {
     const std::string kpath = child(path, "knobs");
     require_object(*knobs, kpath);
     for (const auto& [name, value] : knobs->items()) c.knobs[name] = as_int(value, child(kpath, name));
   }
-  if (const json* v = find(j, "variant")) {
-    c.variant = as_string(*v, child(path, "variant"));
+  if (!c.variant.empty())
     if (const std::string why = variant_label_mismatch(c.variant, c.kernel, c.knobs); !why.empty())
       fail(child(path, "variant"), "\"" + c.variant + "\" " + why);
-  }
   c.problem = problem_from(req(j, "problem", path), child(path, "problem"));
-  const std::string status = as_string(req(j, "status", path), child(path, "status"));
-  const auto st = parse_status(status);
-  if (!st)
-    fail(child(path, "status"),
-         "expected ok, skipped, mismatch, oom, fault, timeout or error, got \"" + status + "\"");
-  c.status = *st;
-  get_string(j, "reason", path, c.reason);
-  if (const json* t = find(j, "timing")) c.timing = timing_from(*t, child(path, "timing"));
-  get_double(j, "flops", path, c.flops);
-  get_int64(j, "min_bytes", path, c.min_bytes);
-  c.tflops = opt_double(j, "tflops", path);
-  c.gbps = opt_double(j, "gbps", path);
-  c.queries_per_s = opt_double(j, "queries_per_s", path);
-  if (const json* k = find(j, "correctness"))
-    c.correctness = correctness_from(*k, child(path, "correctness"));
-  if (const json* m = find(j, "memory")) {
-    const std::string mpath = child(path, "memory");
-    require_object(*m, mpath);
-    c.device_bytes_peak = opt_int64(*m, "device_bytes_peak", mpath);
-  }
-  get_string(j, "nvtx_range", path, c.nvtx_range);
-  if (const json* k = find(j, "clocks")) {
-    // An all-absent clocks object reads as absent, as the writer omits it.
-    Clocks clocks = clocks_from(*k, child(path, "clocks"));
-    if (!clocks_empty(clocks)) c.clocks = clocks;
-  }
-  get_double(j, "wall_s", path, c.wall_s);
   if (const json* l = find(j, "launch")) {
     const std::string lpath = child(path, "launch");
     if (!l->is_array()) fail(lpath, "expected an array, got " + type_of(*l));
     for (std::size_t i = 0; i < l->size(); ++i)
       c.launch.push_back(launch_from((*l)[i], lpath + "[" + std::to_string(i) + "]"));
   }
-  if (const json* m = find(j, "metrics")) c.metrics = metrics_from(*m, child(path, "metrics"));
-  get_string(j, "metrics_status", path, c.metrics_status);
-  get_string(j, "metrics_reason", path, c.metrics_reason);
-  if (const json* r = find(j, "roofline")) c.roofline = roofline_from(*r, child(path, "roofline"));
-  get_string(j, "ncu_command", path, c.ncu_command);
+  if (c.metrics) get_metrics_rest(*object_at(j, "metrics", path), child(path, "metrics"), *c.metrics);
   return c;
 }
 

@@ -7,7 +7,9 @@
 #include <array>
 #include <optional>
 
+#include "reports/case_query.hpp"
 #include "reports/plot/units.hpp"
+#include "reports/table.hpp"
 #include "reports/text_format.hpp"
 
 namespace attn {
@@ -18,59 +20,13 @@ constexpr std::size_t kNoteWidth = 60;  // [columns] reason text; the full text 
 constexpr std::array kAllStatuses{Status::ok,    Status::skipped, Status::mismatch, Status::oom,
                                   Status::fault, Status::timeout, Status::error};
 
-struct Column {
-  std::string header;
-  bool right = false;  // numbers align right
-  std::vector<std::string> cells;
-};
-
-std::optional<double> median_of(const CaseResult& c) {
-  if (!c.timing) return std::nullopt;
-  return c.timing->median_ms;
-}
-
-// The fastest ok baseline median on exactly this problem.
-std::optional<double> baseline_median(const std::vector<CaseResult>& cases, const std::string& baseline,
-                                      const Problem& p) {
-  std::optional<double> best;
-  for (const CaseResult& c : cases) {
-    if (variant_label(c) != baseline || c.status != Status::ok || !(c.problem == p)) continue;
-    const auto m = median_of(c);
-    if (m && *m > 0 && (!best || *m < *best)) best = m;
-  }
-  return best;
-}
-
-std::string render(const std::vector<Column>& cols, std::size_t rows) {
-  std::vector<std::size_t> width(cols.size());
-  for (std::size_t i = 0; i < cols.size(); ++i) {
-    width[i] = display_width(cols[i].header);
-    for (const auto& cell : cols[i].cells) width[i] = std::max(width[i], display_width(cell));
-  }
-  auto line = [&](auto cell_of) {
-    std::string s;
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      const std::string cell = cell_of(i);
-      const std::string pad(width[i] - display_width(cell), ' ');
-      if (i > 0) s += "  ";
-      s += cols[i].right ? pad + cell : cell + pad;
-    }
-    s.erase(s.find_last_not_of(' ') + 1);
-    return s + "\n";
-  };
-  std::string out = line([&](std::size_t i) { return cols[i].header; });
-  out += line([&](std::size_t i) { return std::string(width[i], '-'); });
-  for (std::size_t r = 0; r < rows; ++r) out += line([&](std::size_t i) { return cols[i].cells[r]; });
-  return out;
-}
-
 }  // namespace
 
 std::string format_summary(const std::vector<CaseResult>& cases, const std::string& baseline) {
   bool use_us = true;
   bool any_median = false;
   for (const CaseResult& c : cases) {
-    if (const auto m = median_of(c)) {
+    if (const auto m = timed_median_ms(c)) {
       any_median = true;
       if (!(*m < 1.0)) use_us = false;
     }
@@ -78,38 +34,41 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
   use_us = use_us && any_median;
   const double scale = use_us ? 1e3 : 1.0;
 
-  Column kernel{"kernel"}, config{"config"}, status{"status"};
+  const bool notes = std::any_of(cases.begin(), cases.end(), [](const CaseResult& c) {
+    return c.status != Status::ok && !one_line(c.reason).empty();
+  });
   // GFLOPS for a CPU run rather than 0.0050 TFLOPS: one unit for the column, by its largest value.
   double max_tflops = 0;
   for (const CaseResult& c : cases)
     if (c.tflops) max_tflops = std::max(max_tflops, *c.tflops);
   const plot::UnitScale flops_unit = plot::scaled_unit("TFLOPS", max_tflops);
-  Column median{use_us ? "median [µs]" : "median [ms]", true}, tflops{flops_unit.unit, true};
-  Column speedup{"speedup vs " + baseline, true}, check{"correctness"}, note{"note"};
+  Table table;
+  table.add_column("kernel");
+  table.add_column("config");
+  table.add_column("status");
+  table.add_column(use_us ? "median [µs]" : "median [ms]", Align::right);
+  table.add_column(flops_unit.unit, Align::right);
+  if (!baseline.empty()) table.add_column("speedup vs " + baseline, Align::right);
+  table.add_column("correctness");
+  if (notes) table.add_column("note");
   for (const CaseResult& c : cases) {
-    kernel.cells.push_back(variant_label(c));
-    config.cells.push_back(config_label(c.problem, c.knobs));
-    status.cells.emplace_back(to_string(c.status));
-    const auto m = median_of(c);
-    median.cells.push_back(m ? format_fixed4(*m * scale) : "-");
-    tflops.cells.push_back(c.tflops ? format_fixed4(*c.tflops * flops_unit.factor) : "-");
+    std::vector<std::string> row{variant_label(c), config_label(c.problem, c.knobs),
+                                 std::string(to_string(c.status))};
+    const auto m = timed_median_ms(c);
+    row.push_back(m ? format_fixed4(*m * scale) : "-");
+    row.push_back(c.tflops ? format_fixed4(*c.tflops * flops_unit.factor) : "-");
     if (!baseline.empty()) {
-      const auto base = baseline_median(cases, baseline, c.problem);
-      speedup.cells.push_back(base && m && *m > 0 ? fmt::format("{:.2f}x", *base / *m) : "-");
+      const auto s = speedup_over(cases, baseline, c);
+      row.push_back(s ? fmt::format("{:.2f}x", *s) : "-");
     }
-    if (c.correctness)
-      check.cells.push_back(
-          fmt::format("{:.1e} {}", c.correctness->rel_l2, c.correctness->pass ? "pass" : "FAIL"));
-    else
-      check.cells.emplace_back("-");
-    note.cells.push_back(c.status == Status::ok ? std::string() : shorten(one_line(c.reason), kNoteWidth));
+    row.push_back(c.correctness
+                      ? fmt::format("{:.1e} {}", c.correctness->rel_l2, c.correctness->pass ? "pass" : "FAIL")
+                      : std::string("-"));
+    if (notes)
+      row.push_back(c.status == Status::ok ? std::string() : shorten(one_line(c.reason), kNoteWidth));
+    table.add_row(std::move(row));
   }
-  std::vector<Column> cols{kernel, config, status, median, tflops};
-  if (!baseline.empty()) cols.push_back(speedup);
-  cols.push_back(check);
-  if (std::any_of(note.cells.begin(), note.cells.end(), [](const std::string& n) { return !n.empty(); }))
-    cols.push_back(note);
-  std::string out = render(cols, cases.size());
+  std::string out = table.text();
 
   std::string counts;
   for (const Status s : kAllStatuses) {
@@ -124,7 +83,7 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
   for (const CaseResult& c : cases) {
     const std::string& k = variant_label(c);  // two variants of a kernel count as two
     if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
-    if (c.status == Status::ok && std::find(measured.begin(), measured.end(), k) == measured.end())
+    if (is_measured(c) && std::find(measured.begin(), measured.end(), k) == measured.end())
       measured.push_back(k);
   }
   out += fmt::format("{} of {} kernels measured\n", measured.size(), kernels.size());

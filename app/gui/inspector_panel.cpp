@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "app/gui/panels.hpp"
+#include "profiling/field_catalogue.hpp"
 #include "profiling/roofline.hpp"
 #include "reports/report_md.hpp"
 #include "reports/text_format.hpp"
@@ -212,29 +213,30 @@ void draw_inspector_panel(GuiState& s) {
   if (c.metrics) {
     const KernelMetrics& m = c.metrics->aggregate;
     const ImU32 col = IM_COL32(148, 103, 189, 255);
-    auto pct = [&](const char* name, const std::optional<double>& v) {
-      if (v) bar(name, *v, 100, fmt::format("{:.1f} %", *v), col, name_w);
-    };
-    pct("SM", m.sm_throughput_pct);
-    pct("DRAM", m.dram_throughput_pct);
-    pct("L2", m.l2_throughput_pct);
-    pct("tensor pipe", m.tensor_pipe_pct);
-    pct("tensor of peak", m.tensor_pct_of_peak);
-    pct("occupancy", m.achieved_occupancy_pct);
+    // Every metric of the field catalogue: percentages as bars, the others as values with units.
+    for (const FieldDesc& f : case_fields())
+      if (f.metric && f.unit.starts_with("%"))
+        if (const auto& v = m.*f.metric)
+          bar(std::string(f.label).c_str(), *v, 100, fmt::format("{:.1f} %", *v), col, name_w);
     if (begin_kv("metrics", name_w)) {
-      if (m.dram_bytes)
-        kv("DRAM bytes",
-           fmt::format("{:.4g} B ({:.2f}x min bytes)", *m.dram_bytes,
-                       c.min_bytes > 0 ? *m.dram_bytes / static_cast<double>(c.min_bytes) : 0.0));
-      if (m.tensor_flops) kv("tensor FLOPs", fmt::format("{:.4g}", *m.tensor_flops));
-      if (m.gpu_time_ns) kv("GPU time", fmt_ms(*m.gpu_time_ns * 1e-6));
+      for (const FieldDesc& f : case_fields()) {
+        if (!f.metric || f.unit.starts_with("%")) continue;
+        const auto& v = m.*f.metric;
+        if (!v) continue;
+        kv(std::string(f.label).c_str(),
+           f.unit == "ns" ? fmt_ms(*v * 1e-6)
+                          : fmt::format("{:.4g}{}{}", *v, f.unit.empty() ? "" : " ", f.unit));
+      }
+      if (m.dram_bytes && c.min_bytes > 0)
+        kv("DRAM / min bytes", fmt::format("{:.2f}x", *m.dram_bytes / static_cast<double>(c.min_bytes)));
       for (const auto& [name, value] : m.extra) kv(name.c_str(), fmt::format("{:.4g}", value));
       kv("passes", fmt::format("{} replay passes, {:.2f} s", c.metrics->passes, c.metrics->wall_s));
       ImGui::EndTable();
     }
   } else {
-    std::string why = !c.metrics_reason.empty()    ? c.metrics_status + ": " + c.metrics_reason
-                      : !c.metrics_status.empty()  ? c.metrics_status
+    const std::string status(to_string(c.metrics_status));
+    std::string why = !c.metrics_reason.empty()    ? status + ": " + c.metrics_reason
+                      : !status.empty()            ? status
                       : !ri.metrics_reason.empty() ? ri.metrics_reason
                       : ri.backend == "cpu"        ? "CPU backend"
                                                    : "";

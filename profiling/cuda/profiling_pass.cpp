@@ -30,7 +30,7 @@ ProfilingPass::ProfilingPass(const Protocol& protocol, nvtxDomainHandle_t nvtx,
                              "; allowed: " + kMetricsRequestAllowed);
   m_tool = injected_profiler();
   if (!m_tool.empty()) {
-    m_status = "unavailable";
+    m_status = MetricsStatus::unavailable;
     m_reason = "running under " + m_tool +
                ", which owns the GPU's counters: take the metrics from its report (each case's "
                "ncu_command selects that case's metrics launch by NVTX range)";
@@ -49,7 +49,7 @@ ProfilingPass::ProfilingPass(const Protocol& protocol, nvtxDomainHandle_t nvtx,
   m_activity = cupti::KernelActivity::create(limits, why);
   if (!m_activity) announce("launch statistics unavailable: " + why);
   if (!m_request.enabled) {
-    m_status = "off";
+    m_status = MetricsStatus::off;
     m_reason = "--metrics none";
     return;
   }
@@ -67,12 +67,12 @@ ProfilingPass::ProfilingPass(const Protocol& protocol, nvtxDomainHandle_t nvtx,
     m_activity.reset();
   }
   if (!m_profiler) {
-    m_status = "unavailable";
+    m_status = MetricsStatus::unavailable;
     m_reason = why;
     announce("CUPTI metrics unavailable: " + why + "; timing goes on");
     return;
   }
-  m_status = "ok";
+  m_status = MetricsStatus::ok;
 }
 
 void ProfilingPass::describe(RunInfo& run) const {
@@ -103,10 +103,10 @@ void ProfilingPass::run(PreparedKernel& kernel, const AttentionArgs& args, CaseR
     }
   }
   r.metrics_status = m_status;
-  if (m_status != "ok") {
-    if (m_status == "unavailable")
+  if (m_status != MetricsStatus::ok) {
+    if (m_status == MetricsStatus::unavailable)
       r.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
-    if (m_status == "off") r.metrics_reason = "--metrics none";
+    if (m_status == MetricsStatus::off) r.metrics_reason = "--metrics none";
     if (!m_tool.empty()) metrics_launch(kernel, args, nullptr, r, reset);  // the launch ncu selects
     return;
   }
@@ -139,13 +139,13 @@ void ProfilingPass::metrics_launch(PreparedKernel& kernel, const AttentionArgs& 
         },
         expected > 0 ? expected : 256);
   } catch (const cupti::MetricsError& e) {
-    r.metrics_status = "failed";
+    r.metrics_status = MetricsStatus::failed;
     r.metrics_reason = e.what();
     return;
   }
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (expected > 0 && rows.size() != expected) {
-    r.metrics_status = "failed";
+    r.metrics_status = MetricsStatus::failed;
     r.metrics_reason = fmt::format("the range profiler stored {} ranges for the {} kernels the case launches",
                                    rows.size(), expected);
     return;
@@ -158,7 +158,7 @@ void ProfilingPass::metrics_launch(PreparedKernel& kernel, const AttentionArgs& 
   m.passes = profiler->passes();
   m.wall_s = monotonic_seconds() - t0;
   r.metrics = std::move(m);
-  r.metrics_status = "ok";
+  r.metrics_status = MetricsStatus::ok;
 }
 
 }  // namespace attn

@@ -43,7 +43,8 @@ class ProfilingPass {
   nvtxDomainHandle_t m_nvtx;
   MetricsRequest m_request;
   std::string m_tool;
-  std::string m_status, m_reason;
+  MetricsStatus m_status = MetricsStatus::not_attempted;
+  std::string m_reason;
   std::unique_ptr<cupti::KernelActivity> m_activity;
   std::unique_ptr<cupti::RangeProfiler> m_profiler;
 };

@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 
+#include "profiling/field_catalogue.hpp"
 #include "reports/plot/units.hpp"
 
 namespace attn::plot {
@@ -98,111 +99,17 @@ std::string joined(const std::vector<std::string>& v, const std::string& sep = "
   return s;
 }
 
-struct MetricDef {
-  std::string label, unit;
-  bool higher_is_better = true;
-};
-
-// Known measurements: label, unit and direction. A metric not listed (a --metrics extra) plots
-// with its own name, higher = better.
-const std::map<std::string, MetricDef>& metric_defs() {
-  static const std::map<std::string, MetricDef> m{
-      {"tflops", {"Throughput", "TFLOPS", true}},
-      {"gbps", {"Bandwidth (Q, K, V, O once)", "GB/s", true}},
-      {"queries_per_s", {"Queries", "1/s", true}},
-      {"median_ms", {"Median time", "ms", false}},
-      {"min_ms", {"Minimum time", "ms", false}},
-      {"mean_ms", {"Mean time", "ms", false}},
-      {"std_ms", {"Time std. dev.", "ms", false}},
-      {"noise_pct", {"Noise of the median", "%", false}},
-      {"samples", {"Samples", "", true}},
-      {"rel_l2", {"Relative L2 error", "", false}},
-      {"max_abs", {"Max. abs. error", "", false}},
-      {"device_bytes_peak", {"Peak device memory", "MiB", false}},
-      {"sm_mhz", {"SM clock", "MHz", true}},
-      {"mem_mhz", {"Memory clock", "MHz", true}},
-      {"temp_c", {"Temperature", "°C", false}},
-      {"power_w", {"Power", "W", false}},
-      {"wall_s", {"Wall time per case", "s", false}},
-      {"flops", {"FLOPs", "", true}},
-      {"min_bytes", {"Minimum bytes", "B", false}},
-      {"sm_throughput_pct", {"SM throughput", "%", true}},
-      {"dram_throughput_pct", {"DRAM throughput", "%", true}},
-      {"l2_throughput_pct", {"L2 throughput", "%", true}},
-      {"tensor_pipe_pct", {"Tensor pipe utilisation", "%", true}},
-      {"achieved_occupancy_pct", {"Achieved occupancy", "%", true}},
-      {"dram_bytes", {"DRAM traffic", "B", false}},
-      {"tensor_flops", {"Tensor-core FLOPs", "", true}},
-      {"tensor_pct_of_peak", {"Tensor throughput", "% of peak", true}},
-      {"gpu_time_ns", {"GPU time", "ns", false}},
-      {"pct_of_roofline", {"Roofline attainment", "%", true}},
-      {"achieved_intensity", {"Achieved intensity", "FLOP/B", true}},
-      {"algorithmic_intensity", {"Arithmetic intensity", "FLOP/B", true}},
-  };
-  return m;
-}
-
-void put(std::map<std::string, double>& m, const std::string& k, const std::optional<double>& v) {
-  if (v && std::isfinite(*v)) m[k] = *v;
-}
-
-// CUPTI metrics and the roofline arrive with the metrics work; read them where the record type has them.
-template <class Case>
-void add_profiler_metrics(const Case& c, std::map<std::string, double>& m) {
-  if constexpr (requires { c.metrics->aggregate.extra; }) {
-    if (c.metrics) {
-      const auto& a = c.metrics->aggregate;
-      put(m, "sm_throughput_pct", a.sm_throughput_pct);
-      put(m, "dram_throughput_pct", a.dram_throughput_pct);
-      put(m, "l2_throughput_pct", a.l2_throughput_pct);
-      put(m, "tensor_pipe_pct", a.tensor_pipe_pct);
-      put(m, "achieved_occupancy_pct", a.achieved_occupancy_pct);
-      put(m, "dram_bytes", a.dram_bytes);
-      put(m, "tensor_flops", a.tensor_flops);
-      put(m, "tensor_pct_of_peak", a.tensor_pct_of_peak);
-      put(m, "gpu_time_ns", a.gpu_time_ns);
-      for (const auto& [name, value] : a.extra) put(m, name, value);
-    }
-  }
-  if constexpr (requires { c.roofline->pct_of_roofline; }) {
-    if (c.roofline) {
-      put(m, "pct_of_roofline", c.roofline->pct_of_roofline);
-      put(m, "achieved_intensity", c.roofline->achieved_intensity);
-      put(m, "algorithmic_intensity", c.roofline->algorithmic_intensity);
-    }
-  }
-}
-
-// Every numeric measurement of a case by name (the y names besides latency and speedup).
+// Every numeric measurement of a case by name (the y names besides latency and speedup): the
+// field catalogue's plot rows (label, unit and direction come from there too), then the
+// --metrics extras, which plot under their own name, higher = better.
 std::map<std::string, double> case_values(const CaseResult& c) {
   std::map<std::string, double> m;
-  put(m, "tflops", c.tflops);
-  put(m, "gbps", c.gbps);
-  put(m, "queries_per_s", c.queries_per_s);
-  if (c.timing) {
-    put(m, "median_ms", c.timing->median_ms);
-    put(m, "min_ms", c.timing->min_ms);
-    put(m, "mean_ms", c.timing->mean_ms);
-    put(m, "std_ms", c.timing->std_ms);
-    put(m, "noise_pct", c.timing->noise_pct);
-    put(m, "samples", static_cast<double>(c.timing->samples));
-  }
-  if (c.correctness) {
-    put(m, "rel_l2", c.correctness->rel_l2);
-    put(m, "max_abs", c.correctness->max_abs);
-  }
-  if (c.device_bytes_peak)
-    put(m, "device_bytes_peak", static_cast<double>(*c.device_bytes_peak) / (1024.0 * 1024.0));
-  if (c.clocks) {
-    put(m, "sm_mhz", c.clocks->sm_mhz);
-    put(m, "mem_mhz", c.clocks->mem_mhz);
-    put(m, "temp_c", c.clocks->temp_c);
-    put(m, "power_w", c.clocks->power_w);
-  }
-  if (c.wall_s > 0) put(m, "wall_s", c.wall_s);
-  if (c.flops > 0) put(m, "flops", c.flops);
-  if (c.min_bytes > 0) put(m, "min_bytes", static_cast<double>(c.min_bytes));
-  add_profiler_metrics(c, m);
+  for (const FieldDesc& f : case_fields())
+    if (f.plot)
+      if (const auto v = plot_value(f, c)) m[std::string(f.name)] = *v;
+  if (c.metrics)
+    for (const auto& [name, value] : c.metrics->aggregate.extra)
+      if (std::isfinite(value)) m[name] = value;
   return m;
 }
 
@@ -573,8 +480,8 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   if (xdef->number) std::sort(cats.begin(), cats.end());
   const bool bars = spec.kind == PlotKind::bars;
 
-  const MetricDef* mdef = nullptr;
-  if (const auto it = metric_defs().find(spec.y); it != metric_defs().end()) mdef = &it->second;
+  const FieldDesc* mdef = find_field(spec.y);
+  if (mdef && !mdef->plot) mdef = nullptr;
   const bool higher_better = speedup || (!latency && (!mdef || mdef->higher_is_better));
   // Run ids only where a kernel name alone would be ambiguous (an attnscope run beside an external
   // baseline's run needs none).
@@ -633,8 +540,8 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   }
 
   // Latency in µs when every value is below 1 ms, like the summary table.
-  std::string yunit = mdef ? mdef->unit : "";
-  std::string ylabel = mdef ? mdef->label : spec.y;
+  std::string yunit = mdef ? std::string(display_unit(*mdef)) : "";
+  std::string ylabel = mdef ? std::string(mdef->label) : spec.y;
   if (latency) {
     ylabel = "Latency (median)";
     yunit = "ms";

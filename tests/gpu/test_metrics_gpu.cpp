@@ -44,7 +44,7 @@ TEST(MetricsGpu, DefaultSetPerKernelAndAggregate) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
   const LoadedRun run = sweep("default", std::string("--kernels cudnn.sdpa,cublas.unfused ") + kShape);
-  EXPECT_EQ(run.run.metrics_status, "ok") << run.run.metrics_reason;
+  EXPECT_EQ(run.run.metrics_status, MetricsStatus::ok) << run.run.metrics_reason;
   ASSERT_TRUE(run.run.metrics_passes.has_value());
   EXPECT_GE(*run.run.metrics_passes, 8);
   EXPECT_TRUE(run.run.peaks.tensor_tflops_fp16_measured.has_value());
@@ -53,7 +53,7 @@ TEST(MetricsGpu, DefaultSetPerKernelAndAggregate) {
   for (const CaseResult& c : run.cases) {
     SCOPED_TRACE(c.kernel);
     ASSERT_EQ(c.status, Status::ok) << c.reason;
-    ASSERT_EQ(c.metrics_status, "ok") << c.metrics_reason;
+    ASSERT_EQ(c.metrics_status, MetricsStatus::ok) << c.metrics_reason;
     ASSERT_TRUE(c.metrics.has_value());
     ASSERT_FALSE(c.launch.empty());
     ASSERT_EQ(c.metrics->kernels.size(), c.launch.size());
@@ -94,10 +94,10 @@ TEST(MetricsGpu, NoneExtraAndUnknownNames) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
   const LoadedRun off = sweep("none", std::string("--kernels cudnn.sdpa --metrics none ") + kShape);
-  EXPECT_EQ(off.run.metrics_status, "off");
+  EXPECT_EQ(off.run.metrics_status, MetricsStatus::off);
   ASSERT_EQ(off.cases.size(), 1u);
   EXPECT_EQ(off.cases[0].status, Status::ok);
-  EXPECT_EQ(off.cases[0].metrics_status, "off");
+  EXPECT_EQ(off.cases[0].metrics_status, MetricsStatus::off);
   EXPECT_FALSE(off.cases[0].metrics.has_value());
   EXPECT_FALSE(off.cases[0].launch.empty());  // launch statistics do not need the metrics pass
 

@@ -307,7 +307,7 @@ TEST(ResultJson, MetricsLaunchRooflineAndPeaksRoundTrip) {
   m.passes = 13;
   m.wall_s = 0.75;
   c.metrics = m;
-  c.metrics_status = "ok";
+  c.metrics_status = MetricsStatus::ok;
   Roofline r;
   r.algorithmic_intensity = 2200;
   r.achieved_intensity = 1100;
@@ -353,7 +353,7 @@ TEST(ResultJson, MetricsLaunchRooflineAndPeaksRoundTrip) {
   EXPECT_EQ(out.metrics->kernels[0].extra.at("lts__t_bytes.sum"), 9.5e8);
   EXPECT_EQ(out.metrics->aggregate.sm_throughput_pct, 71.25);
   EXPECT_EQ(out.metrics->aggregate.gpu_time_ns, 512000);
-  EXPECT_EQ(out.metrics_status, "ok");
+  EXPECT_EQ(out.metrics_status, MetricsStatus::ok);
   ASSERT_TRUE(out.roofline.has_value());
   EXPECT_EQ(out.roofline->achieved_intensity, 1100);
   EXPECT_EQ(out.roofline->pct_of_roofline, 62.5);
@@ -366,7 +366,7 @@ TEST(ResultJson, MetricsLaunchRooflineAndPeaksRoundTrip) {
 
   // Unavailable: a status and reason, and no metrics object at all.
   CaseResult u = test::full_case();
-  u.metrics_status = "unavailable";
+  u.metrics_status = MetricsStatus::unavailable;
   u.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
   const json uj = reparse(to_json(u));
   EXPECT_FALSE(uj.contains("metrics"));
@@ -385,7 +385,7 @@ TEST(ResultJson, MetricsLaunchRooflineAndPeaksRoundTrip) {
   run.peaks.measured_at = "2025-01-02T03:00:00Z";
   run.metrics_names = {"gpu__time_duration.sum", "dram__bytes_read.sum"};
   run.metrics_passes = 13;
-  run.metrics_status = "ok";
+  run.metrics_status = MetricsStatus::ok;
   run.protocol.metrics = "+lts__t_bytes.sum";
   const json rj = reparse(to_json(run));
   EXPECT_EQ(rj.at("protocol").at("metrics"), "+lts__t_bytes.sum");
@@ -395,11 +395,11 @@ TEST(ResultJson, MetricsLaunchRooflineAndPeaksRoundTrip) {
   EXPECT_EQ(rout.peaks.measured_at, "2025-01-02T03:00:00Z");
   EXPECT_EQ(rout.metrics_names, run.metrics_names);
   EXPECT_EQ(rout.metrics_passes, 13);
-  EXPECT_EQ(rout.metrics_status, "ok");
+  EXPECT_EQ(rout.metrics_status, MetricsStatus::ok);
   EXPECT_EQ(rout.protocol.metrics, "+lts__t_bytes.sum");
   EXPECT_EQ(to_json(rout), rj);
   RunInfo off = test::full_run();
-  off.metrics_status = "unavailable";
+  off.metrics_status = MetricsStatus::unavailable;
   off.metrics_reason = "libcupti.so.13 could not be loaded";
   const RunInfo offout = run_info_from_json(reparse(to_json(off)));
   EXPECT_FALSE(offout.metrics_passes.has_value());
