@@ -17,7 +17,8 @@ constexpr int kExitBadInput = 2;
 struct RunOptions {
   SweepOverrides sweep;
   bool quiet = false;
-  std::string command_line;
+  bool plan_only = false;    // --plan-only: write OUT/plan.jsonl and exit
+  std::string command_line;  // as typed, for the run record (not a flag)
   IsolationOptions isolation;
 };
 
