@@ -44,7 +44,8 @@ void add_isolation_flags(CLI::App& cmd, IsolationOptions& o) {
          "--worker-cmd", o.worker_cmds,
          "start workers through this shell command instead of this attnscope, e.g. 'ssh gpu7 attnscope "
          "worker' or 'srun --gpus=1 attnscope worker'; it gets ATTNSCOPE_WORKER_DEVICE and the setup on "
-         "stdin; repeat for more hosts (each command x each --devices entry is one worker)")
+         "stdin; repeat for more hosts (each command x each --devices entry is one worker); '' = this "
+         "attnscope")
       ->type_name("CMD")
       ->group(kGroup)
       ->allow_extra_args(false);

@@ -36,6 +36,24 @@ TEST(GuiForm, FieldsBecomeTheSameOverridesAsFlags) {
             "attnscope run --preset cpu-quick --seq 64,128 --head-dim 32 --noise 5 --metrics none");
 }
 
+TEST(GuiForm, WorkerListDevicesAndShardBecomeRunFlags) {
+  SweepForm f;
+  f.preset = "cpu-quick";
+  f.workers = "local\n  ssh gpu7 attnscope worker \n\n";
+  f.devices = "0,1";
+  f.shard = "1/2";
+  EXPECT_EQ(worker_commands(f), (std::vector<std::string>{"", "ssh gpu7 attnscope worker"}));
+  EXPECT_EQ(command_line(f),
+            "attnscope run --preset cpu-quick --devices 0,1 --worker-cmd '' --worker-cmd 'ssh gpu7 attnscope "
+            "worker' --shard 1/2");
+  f.workers = " local \n";  // one local worker is the default: no flag
+  EXPECT_TRUE(worker_commands(f).empty());
+  const SweepForm back = form_from_json(form_to_json(f));
+  EXPECT_EQ(back.workers, f.workers);
+  EXPECT_EQ(back.devices, f.devices);
+  EXPECT_EQ(back.shard, f.shard);
+}
+
 TEST(GuiForm, BadFieldNamesTheFlag) {
   SweepForm f;
   f.preset = "cpu-quick";
