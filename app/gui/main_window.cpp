@@ -277,6 +277,8 @@ void write_widget_map(const GuiState& s, const fs::path& file, int frame, std::s
   j["runs"] = s.runs().size();
   j["selection"] = s.selection ? s.selection->case_id : "";
   j["dialog_open"] = s.dialog.kind != PathDialog::Kind::none;
+  j["dialog_error"] = s.dialog.error;
+  j["toast"] = s.toasts.empty() ? std::string() : s.toasts.back().text;
   std::string text = j.dump();
   if (text == last) return;
   last = text;

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "reports/jsonl_store.hpp"
 #include "reports/plan_store.hpp"
@@ -57,18 +59,22 @@ TEST(GuiWorkers, SweepOnALocalAndACommandWorkerStopsAndResumesToTheFullPlan) {
   const Rect workers = *gui.widget("field_workers");
   ASSERT_LT(workers.y1, 1000) << "the workers field is off screen";
   gui.click(workers.cx(), workers.cy());
-  gui.type("local\n" + command);
+  gui.type("local");
+  gui.key("Return");  // a new line in the multi-line field (xdotool types '\n' as nothing there)
+  gui.type(command);
   const Rect run = *gui.widget("run_button");
   gui.click(run.cx(), run.cy());
 
   // Stop once a few cases are in.
   ASSERT_TRUE(gui.wait_for(
       [](const auto& j) {
-        return j["job"]["kind"] == "sweep" && j["job"]["running"].template get<bool>() &&
-               j["job"]["done"].template get<int>() >= 3;
+        // Also ends the wait (and fails below) when the sweep stopped on its own.
+        return j["job"]["kind"] == "sweep" &&
+               (j["job"]["done"].template get<int>() >= 3 || !j["job"]["running"].template get<bool>());
       },
       120))
       << gui.log_text() << gui.map().dump();
+  ASSERT_TRUE(gui.map()["job"]["running"].get<bool>()) << gui.map()["job"].dump();
   const Rect stop = *gui.widget("stop_button");
   gui.click(stop.cx(), stop.cy());
   ASSERT_TRUE(gui.wait_for([](const auto& j) { return !j["job"]["running"].template get<bool>(); }, 60))
@@ -81,20 +87,25 @@ TEST(GuiWorkers, SweepOnALocalAndACommandWorkerStopsAndResumesToTheFullPlan) {
   EXPECT_NE(stopped["workers"][1]["label"].get<std::string>().find("via '" + command + "'"),
             std::string::npos)
       << stopped.dump();
-  const fs::path run_dir = fs::path(stopped["out_file"].get<std::string>()).parent_path();
+  // runs/<id>, relative to the GUI's working directory (`dir`).
+  const fs::path run_dir = dir / fs::path(stopped["out_file"].get<std::string>()).parent_path();
   ASSERT_TRUE(fs::exists(run_dir / "plan.jsonl")) << run_dir;
   const std::size_t before = read_results(run_dir / "results.jsonl").cases.size();
   EXPECT_LT(before, 16u);
 
-  // Resume: the dialog, the run folder typed in, Enter.
+  // Resume: the dialog, the run folder typed in, OK.
   const Rect resume = *gui.widget("resume_button");
   gui.click(resume.cx(), resume.cy());
-  ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("dialog_path"); }, 10));
+  ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("dialog_ok"); }, 10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the modal settles where it is drawn
   const Rect path = *gui.widget("dialog_path");
   gui.click(path.cx(), path.cy());
   gui.key("ctrl+a");
   gui.type(run_dir.string());
-  gui.key("Return");
+  const Rect ok = *gui.widget("dialog_ok");
+  gui.click(ok.cx(), ok.cy());
+  ASSERT_TRUE(gui.wait_for([](const auto& j) { return !j["dialog_open"].template get<bool>(); }, 10))
+      << gui.map().dump();
   ASSERT_TRUE(gui.wait_for(
       [](const auto& j) {
         return j["job"]["kind"] == "sweep" && !j["job"]["running"].template get<bool>() &&
