@@ -220,6 +220,7 @@ bool RunSession::stop_requested() { return !m_fatal.empty() || (m_stop_check && 
 
 // Appends the line (write + fsync) and keeps the result. A failing disk stops the run.
 void RunSession::record(std::size_t index, CaseResult r) {
+  if (m_results[index]) return;  // finished already (a resumed line): a second line would duplicate it
   if (m_writer && m_fatal.empty()) {
     try {
       m_writer->append(r);

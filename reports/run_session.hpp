@@ -3,7 +3,6 @@
 // line per case), planned-skip records, resume, workers.log, results.csv at the end, and the state
 // of every worker. UI-free: the CLI's progress bar and the GUI's result store are observers.
 #pragma once
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
