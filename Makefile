@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test clean format
+.PHONY: all deps configure build run test sass clean format
 
 all: build
 
@@ -23,8 +23,13 @@ build: configure
 run: build
 	./$(BUILD)/attnscope
 
+# Without a usable GPU the GPU tests are summarised in one line with the reason (scripts/run-tests.sh).
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	./scripts/run-tests.sh $(BUILD) $(JOBS)
+
+# The SASS of a kernel family: make sass KERNEL=fa2.mma (an id, an id prefix or a kernels/ folder).
+sass:
+	./scripts/sass.sh $(BUILD) $(KERNEL)
 
 format:
 	find app kernels profiling reports tests -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' | xargs clang-format -i

@@ -1,4 +1,4 @@
-// One line per kernel. Each factory lives in its kernel's own source file.
+// The registry built from kernels/registry.def (one line per kernel), plus the debug kernels.
 #include "kernels/registry.hpp"
 
 #include <stdexcept>
@@ -6,18 +6,16 @@
 
 namespace attn {
 
-KernelSpec make_cpu_reference_spec();
-KernelSpec make_cpu_flash_spec();
+// The factories' declarations, from the same list as the table below.
+#define ATTN_CPU_KERNEL(factory) KernelSpec factory();
 #if ATTNSCOPE_HAS_CUDA
-KernelSpec make_cuda_reference_spec();
-KernelSpec make_naive_unfused_spec();
-KernelSpec make_cublas_unfused_spec();
-KernelSpec make_cudnn_sdpa_spec();
-KernelSpec make_fa2_mma_spec();
-KernelSpec make_ffpa_l1_acc_f32_spec();
-KernelSpec make_ffpa_l1_acc_f16_spec();
-KernelSpec make_ffpa_wgmma_acc_f32_spec();
-KernelSpec make_ffpa_wgmma_acc_f16_spec();
+#define ATTN_CUDA_KERNEL(factory) KernelSpec factory();
+#else
+#define ATTN_CUDA_KERNEL(factory)
+#endif
+#include "kernels/registry.def"
+
+#if ATTNSCOPE_HAS_CUDA
 std::vector<KernelSpec> make_cuda_debug_specs();
 #endif
 std::vector<KernelSpec> make_cpu_debug_specs();
@@ -33,19 +31,13 @@ std::vector<KernelSpec>& debug_registry() {
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = [] {
     std::vector<KernelSpec> r;
-    r.push_back(make_cpu_reference_spec());
-    r.push_back(make_cpu_flash_spec());
+#define ATTN_CPU_KERNEL(factory) r.push_back(factory());
 #if ATTNSCOPE_HAS_CUDA
-    r.push_back(make_cuda_reference_spec());
-    r.push_back(make_naive_unfused_spec());
-    r.push_back(make_cublas_unfused_spec());
-    r.push_back(make_cudnn_sdpa_spec());
-    r.push_back(make_fa2_mma_spec());
-    r.push_back(make_ffpa_l1_acc_f32_spec());
-    r.push_back(make_ffpa_l1_acc_f16_spec());
-    r.push_back(make_ffpa_wgmma_acc_f32_spec());
-    r.push_back(make_ffpa_wgmma_acc_f16_spec());
+#define ATTN_CUDA_KERNEL(factory) r.push_back(factory());
+#else
+#define ATTN_CUDA_KERNEL(factory)
 #endif
+#include "kernels/registry.def"
     return r;
   }();
   return registry;

@@ -1,4 +1,4 @@
-// The measurement protocol of a run (DESIGN.md "Measurement protocol"): every field is a CLI flag
+// The measurement protocol of a run (docs/design.md "Measurement protocol"): every field is a CLI flag
 // and a preset key.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// In-memory form of the attnscope.result.v1 records (DESIGN.md "Result records"). Optional
+// In-memory form of the attnscope.result.v1 records (docs/design.md "Result records"). Optional
 // fields stay std::nullopt when not measured: a writer omits them, never writes a fake zero.
 #pragma once
 #include <array>

@@ -36,6 +36,7 @@ Verdict decide(const CompareRow& r, const CompareOptions& o) {
     return ratio > up ? Verdict::slower : Verdict::faster;
   }
   if (r.base_status == Status::ok && failed_status(r.new_status)) return Verdict::failed;
+  if (r.base_status == Status::ok && r.new_status == Status::skipped) return Verdict::missing;
   if (failed_status(r.base_status) && r.new_status == Status::ok) return Verdict::fixed;
   return Verdict::not_compared;
 }
@@ -67,6 +68,8 @@ std::string_view to_string(Verdict v) {
       return "slower";
     case Verdict::failed:
       return "failed";
+    case Verdict::missing:
+      return "missing";
     case Verdict::ambiguous:
       return "ambiguous";
     case Verdict::faster:
@@ -81,7 +84,20 @@ std::string_view to_string(Verdict v) {
   return "?";
 }
 
-bool CompareReport::regressed() const { return count(Verdict::slower) + count(Verdict::failed) > 0; }
+bool CompareReport::regressed() const {
+  return count(Verdict::slower) + count(Verdict::failed) + (options.allow_missing ? 0 : missing()) > 0;
+}
+
+std::string CompareReport::regression_counts() const {
+  std::string out;
+  auto part = [&](std::size_t n, const char* what) {
+    if (n > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, what);
+  };
+  part(count(Verdict::slower), "slower");
+  part(count(Verdict::failed), "failed");
+  if (!options.allow_missing) part(missing(), "missing from NEW");
+  return out.empty() ? std::string("none") : out;
+}
 
 std::size_t CompareReport::count(Verdict v) const {
   return static_cast<std::size_t>(
@@ -166,15 +182,23 @@ std::string compare_markdown(const CompareReport& r) {
       "beyond the threshold but within the noise is ambiguous.\n\n",
       1.0 + r.options.threshold, r.options.threshold * 100.0, r.options.sigma);
   std::string counts;
-  for (const Verdict v : {Verdict::slower, Verdict::failed, Verdict::ambiguous, Verdict::faster,
-                          Verdict::same, Verdict::fixed, Verdict::not_compared}) {
+  for (const Verdict v : {Verdict::slower, Verdict::failed, Verdict::missing, Verdict::ambiguous,
+                          Verdict::faster, Verdict::same, Verdict::fixed, Verdict::not_compared}) {
     if (const std::size_t n = r.count(v); n > 0)
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, to_string(v));
   }
   out += fmt::format("{} paired cases: {}; {} only in BASE, {} only in NEW.\n\n", r.rows.size(),
                      counts.empty() ? std::string("none") : counts, r.only_base.size(), r.only_new.size());
-  out += fmt::format("**{}**\n\n", r.regressed() ? "REGRESSION: at least one case is slower or failed"
-                                                 : "No regression beyond the threshold and the noise");
+  if (r.regressed()) {
+    out += fmt::format("**REGRESSION: {}**\n\n", r.regression_counts());
+  } else if (r.missing() > 0) {
+    out += fmt::format(
+        "**No regression beyond the threshold and the noise** ({} BASE cases not measured in NEW, allowed "
+        "by --allow-missing)\n\n",
+        r.missing());
+  } else {
+    out += "**No regression beyond the threshold and the noise**\n\n";
+  }
   if (!r.rows.empty()) {
     out +=
         "| verdict | kernel | config | BASE median | NEW median | change | z | BASE status | NEW status |\n";
@@ -254,8 +278,8 @@ std::string compare_json(const CompareReport& r) {
     return a;
   };
   json counts = json::object();
-  for (const Verdict v : {Verdict::slower, Verdict::failed, Verdict::ambiguous, Verdict::faster,
-                          Verdict::same, Verdict::fixed, Verdict::not_compared})
+  for (const Verdict v : {Verdict::slower, Verdict::failed, Verdict::missing, Verdict::ambiguous,
+                          Verdict::faster, Verdict::same, Verdict::fixed, Verdict::not_compared})
     counts[std::string(to_string(v))] = r.count(v);
   const json j = {{"schema", "attnscope.compare.v1"},
                   {"base", r.base_label},
@@ -263,6 +287,8 @@ std::string compare_json(const CompareReport& r) {
                   {"threshold", r.options.threshold},
                   {"sigma", r.options.sigma},
                   {"regressed", r.regressed()},
+                  {"missing", r.missing()},
+                  {"allow_missing", r.options.allow_missing},
                   {"counts", counts},
                   {"rows", rows},
                   {"only_base", one_sided(r.only_base)},

@@ -14,6 +14,7 @@ namespace attn {
 enum class Verdict {
   slower,        // ratio beyond 1 + threshold and the difference beyond sigma x the combined noise
   failed,        // ok in BASE, mismatch/oom/fault/timeout/error in NEW
+  missing,       // ok in BASE, skipped in NEW: no longer measured
   ambiguous,     // ratio beyond the threshold (either way) but within sigma x the combined noise
   faster,        // ratio below 1 / (1 + threshold) and beyond the noise
   same,          // ratio within [1 / (1 + threshold), 1 + threshold]
@@ -25,6 +26,9 @@ std::string_view to_string(Verdict v);
 struct CompareOptions {
   double threshold = 0.03;  // relative change that matters: 0.03 = 3%
   double sigma = 2.0;       // how many combined standard errors a change must exceed
+  // BASE cases absent from NEW (or ok in BASE and skipped in NEW) are regressions unless this is
+  // set: a NEW run that measured 2 of 24 cases must not pass as "no regression".
+  bool allow_missing = false;
 };
 
 struct CompareRow {
@@ -47,10 +51,15 @@ struct OneSided {
 struct CompareReport {
   std::string base_label, new_label;  // file names or run ids, for the headings
   CompareOptions options;
-  std::vector<CompareRow> rows;  // slower, failed, ambiguous, faster, same, fixed, not_compared
+  std::vector<CompareRow> rows;  // slower, failed, missing, ambiguous, faster, same, fixed, not_compared
   std::vector<OneSided> only_base, only_new;
-  bool regressed() const;  // any slower or failed row
+  // Any slower or failed row, or (unless options.allow_missing) any missing BASE case.
+  bool regressed() const;
   std::size_t count(Verdict v) const;
+  // BASE cases NEW does not measure: only in BASE, or ok in BASE and skipped in NEW.
+  std::size_t missing() const { return only_base.size() + count(Verdict::missing); }
+  // "1 slower, 2 failed, 3 missing" (the parts that make a regression; "none" without any).
+  std::string regression_counts() const;
 };
 
 // The standard error of a case's median [ms]: median x noise_pct / 100 when noise_pct > 0 (the

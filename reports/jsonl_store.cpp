@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
 namespace attn {
@@ -90,6 +91,7 @@ Parsed parse_results(const fs::path& file, const std::string& text) {
     }
   }
   bool have_run = false;
+  std::unordered_map<std::string, std::size_t> first_line;  // case_id -> its first line [1-based]
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const auto [begin, end] = lines[i];
     const std::string_view line = std::string_view(text).substr(begin, end - begin);
@@ -112,7 +114,24 @@ Parsed parse_results(const fs::path& file, const std::string& text) {
         out.loaded.run = run_info_from_json(j);
         have_run = true;
       } else {
-        out.loaded.cases.push_back(case_result_from_json(j));
+        CaseResult c = case_result_from_json(j);
+        // A size no plan can hold (seq_q -5, head_dim 0) means the line was not written by a run:
+        // skipping it keeps reports sane and lets --resume run that case again.
+        if (const std::string bad = c.problem.validate_sizes(); !bad.empty()) {
+          out.loaded.warnings.push_back(where + ": case " + c.case_id + " (" + c.kernel + ") has problem." +
+                                        bad + "; line skipped");
+          out.good_end = end < text.size() ? end + 1 : end;
+          out.last_terminated = end < text.size();
+          continue;
+        }
+        const auto [it, inserted] = first_line.emplace(c.case_id, i + 1);
+        if (inserted) {
+          out.loaded.cases.push_back(std::move(c));
+          out.loaded.case_lines.push_back(i + 1);
+        } else {
+          out.loaded.warnings.push_back(where + ": case " + c.case_id + " (" + c.kernel + ") repeats line " +
+                                        std::to_string(it->second) + "; dropped, the first record is kept");
+        }
       }
     } catch (const ResultsFormatError& e) {
       throw ResultsFormatError(where + ": " + e.what());

@@ -26,7 +26,8 @@ class ResultsIoError : public std::runtime_error {
 struct LoadedRun {
   RunInfo run;
   std::vector<CaseResult> cases;
-  std::vector<std::string> warnings;  // "file:line: ..." for what was skipped, e.g. a torn last line
+  std::vector<std::size_t> case_lines;  // the 1-based line of each case record, parallel to `cases`
+  std::vector<std::string> warnings;    // "file:line: ..." for what was skipped, e.g. a torn last line
 };
 
 // One writer per file, used from one thread at a time (the supervisor's result loop).
@@ -66,7 +67,9 @@ class JsonlWriter {
 
 // Reads a whole results file. The first non-blank line must be a run record, every later one a case
 // record. An unparsable last line (a writer killed mid-line) is dropped with a warning; an
-// unparsable or invalid line anywhere else throws ResultsFormatError naming "file:line".
+// unparsable or invalid line anywhere else throws ResultsFormatError naming "file:line". A case_id
+// seen on an earlier line is dropped with a warning naming both lines (the first record is kept):
+// every reader (report, compare, merge, --resume) then sees each case once.
 LoadedRun read_results(const std::filesystem::path& file);
 
 }  // namespace attn

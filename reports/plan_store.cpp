@@ -41,6 +41,7 @@ void write_plan(const fs::path& file, const PlanFile& plan) {
                  {"plan_cases", plan.plan_cases},
                  {"cases", plan.cases.size()}};
   if (plan.shard) header["shard"] = plan.shard->text();
+  if (!plan.plan_id.empty()) header["plan_id"] = plan.plan_id;
   std::string text = header.dump() + "\n";
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     json line = case_to_json(plan.cases[i]);
@@ -98,6 +99,7 @@ PlanFile read_plan(const fs::path& file) {
         plan.plan_cases = j.at("plan_cases").get<std::size_t>();
         expected = j.at("cases").get<std::size_t>();
         if (j.contains("shard")) plan.shard = parse_shard(j.at("shard").get<std::string>());
+        plan.plan_id = j.value("plan_id", "");
         have_header = true;
         continue;
       }

@@ -17,13 +17,14 @@ struct PlanFile {
   bool debug_kernels = false;
   std::optional<Shard> shard;
   std::size_t plan_cases = 0;           // cases in the whole plan (all shards)
+  std::string plan_id;                  // plan_fingerprint of the whole plan; empty in older files
   std::vector<Case> cases;              // this run's cases, in plan order
   std::vector<std::size_t> plan_index;  // each case's index in the whole plan
 };
 
 // Line 1: {"schema":"attnscope.plan.v1","record":"plan","backend","debug_kernels","plan_cases",
-// "cases","shard":"k/n" (when sharded)}; then one worker-protocol case line per case with its
-// "index" in the whole plan. Written to a temporary file, fsynced and renamed into place, so the
+// "cases","shard":"k/n" (when sharded),"plan_id" (when known)}; then one worker-protocol case line per case
+// with its "index" in the whole plan. Written to a temporary file, fsynced and renamed into place, so the
 // file is either the old one or the whole new one. Throws ResultsIoError.
 void write_plan(const std::filesystem::path& file, const PlanFile& plan);
 

@@ -406,7 +406,7 @@ std::string record_config(const json& r) {
   }
 }
 
-// DESIGN.md's order of the launch and metrics fields first, then the others by name.
+// docs/design.md's order of the launch and metrics fields first, then the others by name.
 void order_like_design(std::vector<std::string>& names, const std::vector<std::string>& design) {
   auto rank = [&](const std::string& n) {
     const auto it = std::find(design.begin(), design.end(), n);

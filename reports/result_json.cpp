@@ -1,4 +1,4 @@
-// attnscope.result.v1 <-> JSON: field names as DESIGN.md "Result records", nullopt omitted,
+// attnscope.result.v1 <-> JSON: field names as docs/design.md "Result records", nullopt omitted,
 // non-finite doubles as strings, strict types with the field path in every error.
 #include "reports/result_json.hpp"
 

@@ -1,4 +1,4 @@
-// JSON form of the attnscope.result.v1 records (DESIGN.md "Result records"): RunInfo and
+// JSON form of the attnscope.result.v1 records (docs/design.md "Result records"): RunInfo and
 // CaseResult to and from one JSON object each, with the rules every reader and writer shares.
 #pragma once
 #include <nlohmann/json.hpp>

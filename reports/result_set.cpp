@@ -29,18 +29,26 @@ fs::path results_file_of(const fs::path& arg) {
 ResultSet load_result_set(const std::vector<std::string>& args) {
   if (args.empty()) throw std::invalid_argument("no results files given");
   ResultSet set;
-  std::unordered_map<std::string, std::size_t> seen;  // case_id -> source index
+  // case_id -> where it was first read. The file is kept by value: the source it belongs to is
+  // pushed only after its file is read, so an index into `sources` would not exist yet.
+  struct FirstSeen {
+    fs::path file;
+    std::size_t line;
+  };
+  std::unordered_map<std::string, FirstSeen> seen;
   for (const std::string& arg : args) {
     const fs::path file = results_file_of(arg);
-    LoadedRun loaded = read_results(file);
+    LoadedRun loaded = read_results(file);  // drops (and warns about) repeats within the file
     for (auto& w : loaded.warnings) set.warnings.push_back(std::move(w));
     ResultSource src{file, std::move(loaded.run), 0};
-    const std::size_t index = set.sources.size();
-    for (CaseResult& c : loaded.cases) {
-      const auto [it, inserted] = seen.emplace(c.case_id, index);
+    for (std::size_t k = 0; k < loaded.cases.size(); ++k) {
+      CaseResult& c = loaded.cases[k];
+      const std::size_t line = k < loaded.case_lines.size() ? loaded.case_lines[k] : 0;
+      const auto [it, inserted] = seen.emplace(c.case_id, FirstSeen{file, line});
       if (!inserted) {
-        set.warnings.push_back(file.string() + ": case " + c.case_id + " (" + c.kernel + ") is already in " +
-                               set.sources[it->second].file.string() + "; the first record is kept");
+        set.warnings.push_back(file.string() + ":" + std::to_string(line) + ": case " + c.case_id + " (" +
+                               c.kernel + ") is already in " + it->second.file.string() + ":" +
+                               std::to_string(it->second.line) + "; dropped, the first record is kept");
         continue;
       }
       set.cases.push_back(std::move(c));

@@ -28,9 +28,9 @@ struct ResultSet {
 // ResultsIoError when neither exists (the message says which paths were tried).
 std::filesystem::path results_file_of(const std::filesystem::path& arg);
 
-// Reads every argument in order (see results_file_of); a case_id already read from an earlier
-// file is dropped with a warning naming both files. Throws ResultsIoError / ResultsFormatError
-// (from read_results) and std::invalid_argument when `args` is empty.
+// Reads every argument in order (see results_file_of); a case_id already read (earlier in the same
+// file, or from an earlier file) is dropped with a warning naming both file:line places. Throws
+// ResultsIoError / ResultsFormatError (from read_results) and std::invalid_argument when `args` is empty.
 ResultSet load_result_set(const std::vector<std::string>& args);
 
 }  // namespace attn

@@ -1,5 +1,8 @@
 // `attnscope compare BASE NEW`: the regression table; exit 1 when a case is slower beyond the
-// threshold and the noise (or newly fails), 0 otherwise, 2 on bad input.
+// threshold and the noise, newly fails, or is missing from NEW (unless --allow-missing), 0
+// otherwise, 2 on bad input.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -13,7 +16,8 @@ namespace attn::cli {
 CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "compare",
-      "Compare two runs case by case; exit 1 when a case is slower beyond the threshold and the noise");
+      "Compare two runs case by case; exit 1 when a case is slower beyond the threshold and the noise, "
+      "newly fails, or is missing from NEW");
   cmd->add_option("base", o.base, "the reference run: a run directory or results .jsonl")
       ->required()
       ->type_name("BASE");
@@ -29,6 +33,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
   cmd->add_option("--format", o.format, "output format: md, csv or json (default md)")
       ->check(CLI::IsMember({"md", "csv", "json"}));
   cmd->add_option("-o,--out", o.out, "write the table to FILE instead of stdout")->type_name("FILE");
+  cmd->add_flag("--allow-missing", o.allow_missing,
+                "BASE cases that NEW lacks (or skips) are not a regression (default: they are)");
   return cmd;
 }
 
@@ -53,6 +59,7 @@ int compare_runs(const CompareCommandOptions& o) {
   CompareOptions co;
   co.threshold = *threshold;
   co.sigma = o.sigma;
+  co.allow_missing = o.allow_missing;
   CompareReport rep = compare_results(base.cases, now.cases, co);
   rep.base_label = base.sources.front().file.string() + " (" + base.primary().run_id + ")";
   rep.new_label = now.sources.front().file.string() + " (" + now.primary().run_id + ")";
@@ -72,9 +79,21 @@ int compare_runs(const CompareCommandOptions& o) {
       return kExitBadInput;
     }
   }
-  std::fprintf(stderr, "attnscope compare: %zu slower, %zu failed, %zu ambiguous, %zu faster, %zu same%s\n",
-               rep.count(Verdict::slower), rep.count(Verdict::failed), rep.count(Verdict::ambiguous),
-               rep.count(Verdict::faster), rep.count(Verdict::same), rep.regressed() ? " -> exit 1" : "");
+  std::string missing;
+  if (const std::size_t n = rep.missing(); n > 0)
+    missing = o.allow_missing
+                  ? fmt::format("; {} of {} BASE cases not measured in NEW (allowed by --allow-missing)", n,
+                                base.cases.size())
+                  : fmt::format(
+                        "; {} of {} BASE cases not measured in NEW (a regression; pass --allow-missing "
+                        "to accept)",
+                        n, base.cases.size());
+  std::fprintf(
+      stderr,
+      "attnscope compare: %zu slower, %zu failed, %zu missing, %zu ambiguous, %zu faster, %zu same%s%s\n",
+      rep.count(Verdict::slower), rep.count(Verdict::failed), rep.missing(), rep.count(Verdict::ambiguous),
+      rep.count(Verdict::faster), rep.count(Verdict::same), missing.c_str(),
+      rep.regressed() ? fmt::format(" -> exit 1 (regression: {})", rep.regression_counts()).c_str() : "");
   return rep.regressed() ? kExitCaseFailed : kExitOk;
 }
 

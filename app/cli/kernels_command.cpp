@@ -2,8 +2,11 @@
 // why_not(), so the table can never disagree with what planning does.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "app/cli/commands.hpp"
 #include "kernels/registry.hpp"
@@ -51,66 +54,111 @@ std::vector<Probe> probes(DType t) {
   return v;
 }
 
-// The head dims in 16..1024 (step 16) the kernel takes, as compact ranges "16-256".
+// The head dims in 16..1024 (probed in steps of 16) the kernel takes, as compact runs of one step:
+// "16-256", "32-1024 step 32"; a run of fewer than three dims is listed as is.
 std::string head_dim_ranges(const KernelSpec& k, DType t) {
-  std::string out;
-  int run_start = -1, prev = -1;
-  auto flush = [&] {
-    if (run_start < 0) return;
-    if (!out.empty()) out += ",";
-    out += run_start == prev ? std::to_string(run_start) : fmt::format("{}-{}", run_start, prev);
-    run_start = -1;
-  };
+  std::vector<int> dims;
   for (int d = 16; d <= 1024; d += 16) {
     Problem p = base_problem(t);
     p.head_dim = p.head_dim_v = d;
-    if (k.why_not(p, {}).empty()) {
-      if (run_start < 0) run_start = d;
-      prev = d;
+    if (k.why_not(p, {}).empty()) dims.push_back(d);
+  }
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ",") + s; };
+  for (std::size_t i = 0; i < dims.size();) {
+    std::size_t j = i + 1;
+    const int step = j < dims.size() ? dims[j] - dims[i] : 0;
+    while (j < dims.size() && dims[j] - dims[j - 1] == step) ++j;
+    if (j - i >= 3) {
+      add(fmt::format("{}-{}", dims[i], dims[j - 1]) + (step == 16 ? "" : fmt::format(" step {}", step)));
+      i = j;
     } else {
-      flush();
+      add(std::to_string(dims[i]));
+      ++i;
     }
   }
-  flush();
   return out.empty() ? "-" : out;
+}
+
+// Rows of cells printed with every column as wide as its widest cell, two spaces apart; the last
+// column (free text) is not padded.
+std::string aligned(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// "br bc warps stages", or "-" for a kernel without knobs.
+std::string knob_names(const KernelSpec& k) {
+  std::string out;
+  for (const KnobSpec& knob : k.knobs) out += (out.empty() ? "" : " ") + knob.name;
+  return out.empty() ? "-" : out;
+}
+
+std::string knob_values(const KnobSpec& knob) {
+  std::string out;
+  for (int v : knob.values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
 }
 
 }  // namespace
 
 int list_kernels(bool as_json) {
   nlohmann::json all = nlohmann::json::array();
-  std::string table = fmt::format("{:<16} {:<5} {:<5} {:<5} {:<5} {:<7} {:<7} {:<5} {:<7} {:<7} {:<14} {}\n",
-                                  "kernel", "back", "fp16", "bf16", "fp32", "causal", "window", "gqa",
-                                  "sq!=sk", "d!=dv", "head dims", "description");
+  std::vector<std::vector<std::string>> table{{"kernel", "backend"}};
+  for (const Probe& probe : probes(DType::fp16)) table[0].push_back(probe.name);
+  for (const char* h : {"head dims", "knobs", "description"}) table[0].push_back(h);
+  std::vector<std::vector<std::string>> knob_rows{{"kernel", "knob", "values", "default", "meaning"}};
   for (const KernelSpec& k : kernel_registry()) {
     const DType native = k.backend == Backend::cpu ? DType::fp32 : DType::fp16;
     nlohmann::json j{
         {"id", k.id}, {"backend", std::string(to_string(k.backend))}, {"description", k.description}};
-    std::string row = fmt::format("{:<16} {:<5}", k.id, to_string(k.backend));
-    const char* widths[] = {"5", "5", "5", "7", "7", "5", "7", "7"};
-    int column = 0;
+    std::vector<std::string> row{k.id, std::string(to_string(k.backend))};
     for (const Probe& probe : probes(native)) {
       const std::string why = k.why_not(probe.problem, {});
       j["supports"][probe.name] = why.empty();
       if (!why.empty()) j["refuses"][probe.name] = why;
-      row +=
-          fmt::format(fmt::runtime(std::string(" {:<") + widths[column++] + "}"), why.empty() ? "yes" : "no");
+      row.push_back(why.empty() ? "yes" : "no");
     }
     const std::string dims = head_dim_ranges(k, native);
     j["head_dims"] = dims;
-    for (const KnobSpec& knob : k.knobs)
+    for (const KnobSpec& knob : k.knobs) {
       j["knobs"].push_back({{"name", knob.name},
                             {"values", knob.values},
                             {"default", knob.default_value},
                             {"help", knob.help}});
-    row += fmt::format(" {:<14} {}\n", dims, k.description);
-    table += row;
+      knob_rows.push_back(
+          {k.id, knob.name, knob_values(knob), std::to_string(knob.default_value), knob.help});
+    }
+    row.push_back(dims);
+    row.push_back(knob_names(k));
+    row.push_back(k.description);
+    table.push_back(std::move(row));
     all.push_back(std::move(j));
   }
   if (as_json) {
     std::puts(all.dump(2).c_str());
   } else {
-    std::fputs(table.c_str(), stdout);
+    std::fputs(aligned(table).c_str(), stdout);
+    if (knob_rows.size() > 1) {
+      std::puts(
+          "\nKnobs (set one with --kernels <id>@<knob>=<value>+...; 0 lets the kernel's traits choose where "
+          "the meaning says so):");
+      std::fputs(aligned(knob_rows).c_str(), stdout);
+    }
     std::puts(
         "\nCapabilities are probed with each kernel's own why_not() on B=1 H=4 S=256 D=64 (dtype: fp16 on "
         "cuda, fp32 on cpu);\n`attnscope run` prints the exact reason for any case a kernel refuses.");

@@ -1,6 +1,7 @@
 // `attnscope merge`: joins the run directories of `run --shard k/n` jobs into one run directory
 // (results.jsonl in plan order, results.csv, the summary), and says which shards or cases are
-// missing. Exit 0 when every planned case has a result, 1 when some are missing, 2 on bad input.
+// missing. Inputs that are not shards of one plan are refused, naming what differs. Exit 0 when
+// every planned case has a result, 1 when some are missing, 2 on bad input.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -72,6 +73,39 @@ Input load_input(const std::string& arg) {
   return in;
 }
 
+// The kernels a plan names, "a, b" (for telling two plans apart in a message).
+std::string plan_kernels(const PlanFile& p) {
+  std::set<std::string> ids;
+  for (const Case& c : p.cases) ids.insert(c.kernel);
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out.empty() ? std::string("none") : out;
+}
+
+// Why `in` cannot be merged as a shard of the plan `ref` belongs to; empty when it can.
+std::string not_a_shard_of(const Input& in, const Input& ref) {
+  for (const Input* x : {&in, &ref}) {
+    if (!x->plan) return x->dir.string() + " has no plan.jsonl, so nothing shows which plan it belongs to";
+    if (!x->plan->shard)
+      return fmt::format("{} is a whole run of a {}-case plan, not a --shard k/n job", x->dir.string(),
+                         x->plan->plan_cases);
+  }
+  if (&in == &ref) return {};
+  const PlanFile &a = *ref.plan, &b = *in.plan;
+  std::string diff;
+  auto differs = [&](const std::string& what) { diff += (diff.empty() ? "" : "; ") + what; };
+  if (a.shard->n != b.shard->n)
+    differs(fmt::format("shard {} vs shard {}", a.shard->text(), b.shard->text()));
+  if (a.plan_cases != b.plan_cases)
+    differs(fmt::format("a {}-case plan vs a {}-case plan", a.plan_cases, b.plan_cases));
+  if (const std::string ka = plan_kernels(a), kb = plan_kernels(b);
+      ka != kb && !a.cases.empty() && !b.cases.empty())
+    differs(fmt::format("kernels {} vs {}", ka, kb));
+  if (!a.plan_id.empty() && !b.plan_id.empty() && a.plan_id != b.plan_id)
+    differs(fmt::format("plan fingerprint {} vs {} (the sweeps plan different cases)", a.plan_id, b.plan_id));
+  return diff;
+}
+
 }  // namespace
 
 void add_merge_flags(CLI::App& cmd, MergeOptions& o) {
@@ -105,23 +139,31 @@ int merge_runs(const MergeOptions& options) {
                      inputs.front().results.string().c_str(), first.protocol.metrics.c_str(),
                      in.results.string().c_str(), r.protocol.metrics.c_str());
     }
-    // Shards of one plan: same n and plan size, each k once.
-    std::set<int> ks;
-    for (const Input& in : inputs) {
-      if (!in.plan || !in.plan->shard) continue;
-      const PlanFile& p = *in.plan;
-      const PlanFile* ref = nullptr;
-      for (const Input& other : inputs)
-        if (other.plan && other.plan->shard) {
-          ref = &*other.plan;
-          break;
+    // Several inputs must be shards of one plan: each k once, the same n and the same sweep.
+    if (inputs.size() > 1) {
+      std::set<int> ks;
+      std::map<std::size_t, std::pair<std::string, const Input*>> by_index;  // plan index -> case id
+      for (const Input& in : inputs) {
+        const Input& other = &in == &inputs.front() ? inputs[1] : inputs.front();
+        if (const std::string why = not_a_shard_of(in, inputs.front()); !why.empty())
+          throw MergeError(fmt::format(
+              "{} and {} are not shards of one plan: {}; merge joins the run directories of one sweep's "
+              "`attnscope run --shard k/n` jobs (report and crossover read unrelated runs together)",
+              in.dir.string(), other.dir.string(), why));
+        if (!ks.insert(in.plan->shard->k).second)
+          throw MergeError(
+              fmt::format("{}: shard {} is given twice", in.dir.string(), in.plan->shard->text()));
+        // Plans written before plan_id: the cases at one plan index must still agree.
+        for (std::size_t i = 0; i < in.plan->cases.size(); ++i) {
+          const auto [it, inserted] =
+              by_index.emplace(in.plan->plan_index[i], std::pair{in.plan->cases[i].case_id, &in});
+          if (!inserted && it->second.first != in.plan->cases[i].case_id)
+            throw MergeError(fmt::format(
+                "{} and {} are not shards of one plan: case {} of the plan is {} in one and {} in the other",
+                it->second.second->dir.string(), in.dir.string(), in.plan->plan_index[i] + 1,
+                it->second.first, in.plan->cases[i].case_id));
         }
-      if (p.shard->n != ref->shard->n || p.plan_cases != ref->plan_cases)
-        throw MergeError(
-            fmt::format("{}: shard {} of a {}-case plan does not belong with shard {} of a {}-case plan",
-                        in.dir.string(), p.shard->text(), p.plan_cases, ref->shard->text(), ref->plan_cases));
-      if (!ks.insert(p.shard->k).second)
-        throw MergeError(fmt::format("{}: shard {} is given twice", in.dir.string(), p.shard->text()));
+      }
     }
   } catch (const MergeError& e) {
     std::fprintf(stderr, "attnscope merge: %s\n", e.what());
@@ -142,6 +184,7 @@ int merge_runs(const MergeOptions& options) {
     }
     plan_cases = in.plan->plan_cases;
     merged_plan.backend = in.plan->backend;
+    merged_plan.plan_id = in.plan->plan_id;
     merged_plan.debug_kernels = merged_plan.debug_kernels || in.plan->debug_kernels;
     if (in.plan->shard) {
       shards_seen.insert(in.plan->shard->k);
@@ -197,6 +240,7 @@ int merge_runs(const MergeOptions& options) {
       sorted.backend = merged_plan.backend;
       sorted.debug_kernels = merged_plan.debug_kernels;
       sorted.plan_cases = plan_cases;
+      sorted.plan_id = merged_plan.plan_id;
       for (std::size_t i : order) {
         sorted.cases.push_back(merged_plan.cases[i]);
         sorted.plan_index.push_back(merged_plan.plan_index[i]);

@@ -23,6 +23,7 @@ struct CompareCommandOptions {
   double sigma = 2.0;
   std::string format = "md";
   std::string out;  // default stdout
+  bool allow_missing = false;
 };
 CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o);
 int compare_runs(const CompareCommandOptions& o);

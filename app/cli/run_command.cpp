@@ -113,6 +113,7 @@ PlanFile slice_plan(const std::vector<Case>& all, const std::optional<Shard>& sh
   f.debug_kernels = debug;
   f.shard = shard;
   f.plan_cases = all.size();
+  f.plan_id = plan_fingerprint(all);
   if (shard) {
     f.plan_index = shard_indices(all, *shard);
   } else {
@@ -120,6 +121,14 @@ PlanFile slice_plan(const std::vector<Case>& all, const std::optional<Shard>& sh
   }
   for (std::size_t i : f.plan_index) f.cases.push_back(all[i]);
   return f;
+}
+
+// A local worker cannot run the cuda backend without a GPU: said before any worker starts.
+std::string no_gpu_message(const std::string& what, const std::string& why) {
+  return fmt::format(
+      "{}: the cuda backend needs a GPU and there is none here ({}); run with --backend cpu, or "
+      "reach a GPU with --worker-cmd",
+      what, why);
 }
 
 // spec -> backend -> plan, as `run` without --resume does it.
@@ -132,7 +141,16 @@ void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shar
     const bool use_default = !options.sweep.preset && !options.sweep.any_axis() && !options.sweep.kernels;
     rp.spec = spec_from_overrides(options.sweep, presets_dir(), use_default ? fallback : "");
     rp.backend = pick_backend(rp.spec);
-    rp.file = slice_plan(plan(rp.spec, rp.backend), shard, rp.backend, debug);
+    if (std::string why;
+        rp.backend == Backend::cuda && options.isolation.worker_cmds.empty() && !cuda_device_available(&why))
+      throw BadInput(no_gpu_message("--backend cuda", why));
+    const std::vector<Case> all = plan(rp.spec, rp.backend);
+    // Judged on the whole plan: one shard may hold only skips while the others run.
+    std::string why_cpu;
+    if (rp.backend == Backend::cpu && !rp.spec.backend && !cuda_device_available(&why_cpu))
+      why_cpu = "the cpu backend was chosen: " + why_cpu;
+    if (const std::string none = nothing_to_run(all, why_cpu); !none.empty()) throw BadInput(none);
+    rp.file = slice_plan(all, shard, rp.backend, debug);
     // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so reports find the baseline.
     if (!rp.spec.baseline.empty()) rp.spec.baseline = variant_label_of(rp.spec.baseline);
   } catch (const SpecError& e) {
@@ -327,12 +345,23 @@ int run_sweep(const RunOptions& options) {
       plan_from_flags(options, shard, iso.debug_kernels, rp);
       rp.out_dir = rp.spec.out_dir.empty() ? fs::path("runs") / base_run_info(options, rp).run_id
                                            : fs::path(rp.spec.out_dir);
+      if (std::error_code ec; fs::exists(rp.out_dir, ec) && !fs::is_directory(rp.out_dir, ec))
+        throw BadInput(
+            fmt::format("--out {}: is a file, not a directory; --out names the run directory "
+                        "that will hold results.jsonl (choose a new path)",
+                        rp.out_dir.string()));
       if (!rp.spec.force && !options.plan_only && fs::exists(rp.out_dir / "results.jsonl"))
         throw BadInput((rp.out_dir / "results.jsonl").string() +
                        ": results file already exists; pass --force to overwrite it, choose a new --out, or "
                        "continue it with --resume " +
                        rp.out_dir.string());
     }
+    // A local worker cannot run the cuda backend without a GPU: say so now, not after three failed
+    // worker starts. A --worker-cmd may reach a GPU elsewhere, so it is left to try.
+    if (std::string why;
+        rp.backend == Backend::cuda && iso.worker_cmds.empty() && !cuda_device_available(&why))
+      throw BadInput(
+          no_gpu_message(iso.resume ? "--resume " + *iso.resume + " (a cuda run)" : "--backend cuda", why));
   } catch (const BadInput& e) {
     std::fprintf(stderr, "attnscope run: %s\n", e.what());
     return kExitBadInput;
@@ -459,6 +488,13 @@ int run_sweep(const RunOptions& options) {
   for (const std::string& e : summary.errors) std::fprintf(stderr, "attnscope run: %s\n", e.c_str());
   if (!summary.errors.empty())
     std::fprintf(stderr, "attnscope run: worker output is in %s\n", (rp.out_dir / "workers.log").c_str());
+  if (!session->has_results_file()) {
+    // No results are on disk, so there is nothing to --resume: the run starts over (its plan is kept).
+    std::fprintf(stderr, "attnscope run: %s; no results were written; the plan is in %s\n",
+                 stop_signal != 0 ? "interrupted before a worker was ready" : "no worker started",
+                 (rp.out_dir / "plan.jsonl").c_str());
+    return stop_signal != 0 ? 128 + stop_signal : kExitCaseFailed;
+  }
   std::size_t unfinished = 0;
   for (std::size_t i : pending) unfinished += session->finished(i) ? 0 : 1;
   if (stop_signal != 0) {
@@ -472,11 +508,6 @@ int run_sweep(const RunOptions& options) {
                  "attnscope run --resume %s\n",
                  unfinished, rp.out_dir.c_str());
     exit_code = kExitCaseFailed;
-  }
-  if (!session->has_results_file()) {
-    std::fprintf(stderr, "attnscope run: no results were written (no worker started); the plan is in %s\n",
-                 (rp.out_dir / "plan.jsonl").c_str());
-    return stop_signal != 0 ? 128 + stop_signal : kExitCaseFailed;
   }
 
   std::fputs(format_summary(results, rp.spec.baseline).c_str(), stdout);

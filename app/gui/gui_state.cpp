@@ -257,6 +257,7 @@ void GuiState::start_sweep() {
     job.plan.backend = preview.backend;
     job.plan.shard = shard;
     job.plan.plan_cases = preview.cases.size();
+    job.plan.plan_id = plan_fingerprint(preview.cases);
     if (shard) {
       job.plan.plan_index = shard_indices(preview.cases, *shard);
     } else {

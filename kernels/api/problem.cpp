@@ -1,20 +1,107 @@
 // Counting and validation for Problem.
 #include "kernels/api/problem.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 namespace attn {
 
+namespace {
+
+// 128-bit so that no size a record or a plan can hold overflows while counting.
+__extension__ typedef __int128 Wide;
+
+// value = slope * d + intercept, slope in {-1, 0, 1}.
+struct Line {
+  Wide slope, intercept;
+  Wide at(Wide d) const { return slope * d + intercept; }
+};
+
+Wide floor_div2(Wide x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
+
+// Sum over integers d in [lo, hi) of max(0, min over `lines`). The minimum of lines is concave and
+// piecewise linear: split [lo, hi) where two lines cross or a line crosses zero (both sides of a
+// half-integer crossing), then each piece is one line of one sign, an arithmetic series.
+Wide sum_clamped_min(const std::vector<Line>& lines, Wide lo, Wide hi) {
+  if (hi <= lo) return 0;
+  std::vector<Wide> cuts{lo, hi};
+  auto cut_near = [&](Wide num, Wide den) {  // the integers around num / den (den = 1 or 2)
+    const Wide f = den == 1 ? num : floor_div2(num);
+    for (const Wide c : {f, f + 1})
+      if (c > lo && c < hi) cuts.push_back(c);
+  };
+  for (std::size_t a = 0; a < lines.size(); ++a) {
+    if (lines[a].slope != 0) cut_near(-lines[a].intercept * lines[a].slope, 1);  // zero of the line
+    for (std::size_t b = a + 1; b < lines.size(); ++b) {
+      const Wide ds = lines[a].slope - lines[b].slope;
+      if (ds == 0) continue;
+      const Wide di = lines[b].intercept - lines[a].intercept;  // crossing at d = di / ds
+      if (ds == 1 || ds == -1)
+        cut_near(di * ds, 1);
+      else
+        cut_near(di * (ds > 0 ? 1 : -1), 2);  // |ds| = 2
+    }
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  Wide total = 0;
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const Wide p = cuts[k], q = cuts[k + 1] - 1;  // integers p..q; no crossing strictly inside
+    const Line* best = &lines.front();
+    for (const Line& l : lines)
+      if (l.at(p) + l.at(q) < best->at(p) + best->at(q)) best = &l;
+    const Wide vp = best->at(p), vq = best->at(q);
+    const Wide n = q - p + 1;  // n * (vp + vq) is even; halve first so 2^63-sized inputs fit
+    if (vp >= 0 && vq >= 0) total += n % 2 == 0 ? n / 2 * (vp + vq) : (vp + vq) / 2 * n;
+  }
+  return total;
+}
+
+// The exact pair count of one (batch, head). Row i sees keys [max(0, d - L), min(Sk, d + A)) with
+// d = i + Sk - Sq, A = 1 (causal), R + 1 (right window) or none; its count is max(0, min of the
+// lines Sk, Sk + L - d, d + A, A + L) (each line kept only where its bounds exist).
+Wide exact_pairs(const Problem& p) {
+  const bool has_left = p.window.left >= 0;
+  std::optional<Wide> reach;  // A: keys visible past the diagonal, + 1
+  if (p.causal) reach = 1;
+  if (p.window.right >= 0) {
+    const Wide r = Wide(p.window.right) + 1;
+    reach = reach ? std::min(*reach, r) : r;
+  }
+  const Wide sk = p.seq_kv, left = p.window.left;
+  std::vector<Line> lines{{0, sk}};
+  if (has_left) lines.push_back({-1, sk + left});
+  if (reach) lines.push_back({1, *reach});
+  if (has_left && reach) lines.push_back({0, *reach + left});
+  const Wide offset = Wide(p.seq_kv) - p.seq_q;
+  return sum_clamped_min(lines, offset, offset + p.seq_q);
+}
+
+}  // namespace
+
 std::int64_t Problem::visible_pairs_per_head() const {
-  std::int64_t pairs = 0;
-  for (std::int64_t i = 0; i < seq_q; ++i) pairs += visible_keys(i).size();
-  return pairs;
+  if (seq_q < 1 || seq_kv < 1) return 0;
+  const Wide pairs = exact_pairs(*this);
+  const Wide cap = std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(pairs > cap ? cap : pairs);  // saturates past 2^63 - 1 pairs
 }
 
 double Problem::flops() const {
+  const double pairs = seq_q < 1 || seq_kv < 1 ? 0.0 : static_cast<double>(exact_pairs(*this));
   return 2.0 * static_cast<double>(batch) * static_cast<double>(heads_q) *
-         static_cast<double>(head_dim + head_dim_v) * static_cast<double>(visible_pairs_per_head());
+         static_cast<double>(head_dim + head_dim_v) * pairs;
+}
+
+double Problem::tensor_bytes() const {
+  const double b = static_cast<double>(batch), sq = static_cast<double>(seq_q),
+               sk = static_cast<double>(seq_kv), hq = static_cast<double>(heads_q),
+               hkv = static_cast<double>(heads_kv), d = static_cast<double>(head_dim),
+               dv = static_cast<double>(head_dim_v);
+  return b * (sq * hq * (d + dv) + sk * hkv * (d + dv)) * static_cast<double>(dtype_bytes(dtype));
 }
 
 std::int64_t Problem::min_bytes(bool with_lse) const {
@@ -27,6 +114,14 @@ std::int64_t Problem::min_bytes(bool with_lse) const {
 double Problem::default_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
 
 std::string Problem::validate() const {
+  if (std::string bad = validate_sizes(); !bad.empty()) return bad;
+  if (heads_q % heads_kv != 0)
+    return "heads_kv = " + std::to_string(heads_kv) + ": must divide heads_q = " + std::to_string(heads_q) +
+           " (GQA/MQA groups query heads evenly)";
+  return {};
+}
+
+std::string Problem::validate_sizes() const {
   std::ostringstream err;
   auto positive = [&](const char* name, std::int64_t v) {
     if (v < 1 && err.tellp() == 0) err << name << " = " << v << ": must be >= 1";
@@ -39,9 +134,6 @@ std::string Problem::validate() const {
   positive("head_dim", head_dim);
   positive("head_dim_v", head_dim_v);
   if (err.tellp() != 0) return err.str();
-  if (heads_q % heads_kv != 0)
-    return "heads_kv = " + std::to_string(heads_kv) + ": must divide heads_q = " + std::to_string(heads_q) +
-           " (GQA/MQA groups query heads evenly)";
   if (window.left < -1 || window.right < -1)
     return "window = (" + std::to_string(window.left) + "," + std::to_string(window.right) +
            "): each side must be >= 0, or -1 for unbounded";

@@ -1,4 +1,4 @@
-// The attention problem shape every kernel, planner and report shares (DESIGN.md "Problem"),
+// The attention problem shape every kernel, planner and report shares (docs/design.md "Core types"),
 // with the exact mask semantics and the FLOP/byte counting rules.
 #pragma once
 #include <algorithm>
@@ -60,7 +60,8 @@ struct Problem {
     return j >= r.first && j < r.last;
   }
 
-  // Exact number of unmasked (query, key) pairs of one (batch, head).
+  // Exact number of unmasked (query, key) pairs of one (batch, head), closed-form (no loop over
+  // rows: a planner or supervisor asked about seq = 2^40 answers at once). Saturates at 2^63 - 1.
   std::int64_t visible_pairs_per_head() const;
 
   std::int64_t q_elems() const { return batch * seq_q * heads_q * head_dim; }
@@ -69,8 +70,10 @@ struct Problem {
   std::int64_t o_elems() const { return batch * seq_q * heads_q * head_dim_v; }
   std::int64_t lse_elems() const { return batch * heads_q * seq_q; }
 
-  // flops = 2 * B * Hq * (D + Dv) * P (DESIGN.md "Counting").
+  // flops = 2 * B * Hq * (D + Dv) * P (docs/design.md "Counting").
   double flops() const;
+  // Bytes of Q, K, V and O, in double so that no size overflows (the planner's size limit).
+  double tensor_bytes() const;
   // Q, K, V read once and O written once, plus LSE [fp32] when the kernel writes it.
   std::int64_t min_bytes(bool with_lse) const;
 
@@ -78,6 +81,9 @@ struct Problem {
 
   // Empty when the shape is well formed; otherwise names the field, its value and what is allowed.
   std::string validate() const;
+  // The part of validate() no planned case can violate (every size >= 1, window sides >= -1): a
+  // record breaking it was not written by attnscope. validate() adds the GQA grouping rule.
+  std::string validate_sizes() const;
 
   // "2x16x8192x128" (B x Hq x Sq x D), the NVTX/label form; full_label() adds everything else.
   std::string shape_label() const;

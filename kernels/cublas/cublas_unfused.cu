@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/naive/row_softmax.cuh"
 #include "kernels/reference/device_mask.hpp"
@@ -108,9 +109,7 @@ class CublasUnfusedKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const auto& pr = m_problem;
-    if (a.workspace == nullptr || a.workspace_bytes < m_total)
-      throw KernelError("cublas.unfused: workspace of " + std::to_string(a.workspace_bytes) +
-                        " bytes, needs " + std::to_string(m_total));
+    check_workspace(a, m_total, "cublas.unfused");
     auto stream = static_cast<cudaStream_t>(a.stream);
     auto* ws = static_cast<char*>(a.workspace);
     auto* s = reinterpret_cast<float*>(ws);

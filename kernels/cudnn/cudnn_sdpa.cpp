@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/api/problem.hpp"
 #include "kernels/cudnn/cudnn_graph.hpp"
 #include "kernels/cudnn/cudnn_sdpa_rows.hpp"
@@ -145,10 +146,8 @@ class CudnnSdpaKernel final : public PreparedKernel {
   bool writes_lse() const override { return true; }
 
   void run(const AttentionArgs& a) override {
-    if (!a.q || !a.k || !a.v || !a.o) throw KernelError("cudnn.sdpa: q, k, v and o must be device pointers");
-    if (a.workspace_bytes < m_workspace_bytes || !a.workspace)
-      throw KernelError("cudnn.sdpa: workspace of " + std::to_string(a.workspace_bytes) + " bytes, needs " +
-                        std::to_string(m_workspace_bytes));
+    check_io_present(a, "cudnn.sdpa");
+    check_workspace(a, m_workspace_bytes, "cudnn.sdpa");
     auto stream = static_cast<cudaStream_t>(a.stream);
     cudnn::check(cudnnSetStream(m_handle->get(), stream), "cudnnSetStream");
 
@@ -475,7 +474,7 @@ KernelSpec make_cudnn_sdpa_spec() {
   s.backend = Backend::cuda;
   s.why_not = cudnn_sdpa_why_not;
   s.prepare = [](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
-    if (std::string reason = cudnn_sdpa_why_not(p, knobs); !reason.empty()) throw Unsupported(reason);
+    require_supported(cudnn_sdpa_why_not(p, knobs));
     return std::make_unique<CudnnSdpaKernel>(p);
   };
   return s;

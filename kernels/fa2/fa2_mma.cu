@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_launch.hpp"
@@ -61,15 +62,14 @@ bool is_compiled(int d, const TileConfig& t) {
 bool has_band(const Problem& p) { return p.causal || p.window.active(); }
 
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
-  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
-    return "dtype = " + std::string(to_string(p.dtype)) + ": fa2.mma takes fp16 and bf16";
-  if (p.head_dim != p.head_dim_v)
-    return "head_dim_v = " + std::to_string(p.head_dim_v) + ": fa2.mma needs head_dim_v == head_dim (" +
-           std::to_string(p.head_dim) + ")";
+  if (std::string why =
+          first_reason({half_dtype_why_not(p, "fa2.mma"), same_head_dims_why_not(p, "fa2.mma")});
+      !why.empty())
+    return why;
   if (!fa2::is_compiled_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) +
            ": fa2.mma is compiled for 32, 64, 96, 128, 160, 192, 224, 256";
-  if (std::string why = fa2::launch_shape_why_not(p, "fa2.mma"); !why.empty()) return why;
+  if (std::string why = grid_shape_why_not(p, "fa2.mma"); !why.empty()) return why;
   const int d = static_cast<int>(p.head_dim);
   const bool band = has_band(p);
   // The base the knobs modify: the default tile for this mask, shared memory aside (prepare checks it).
@@ -118,13 +118,8 @@ class Fa2MmaKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const Problem& pr = m_problem;
-    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
-      throw KernelError("fa2.mma: scale = " + std::to_string(a.scale) +
-                        ": must be finite and > 0 (the running max is taken on unscaled scores)");
-    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-        throw KernelError(
-            "fa2.mma: Q, K, V and O must be non-null and 16-byte aligned (cp.async and 16-byte stores)");
+    check_scale(a, "fa2.mma", "the running max is taken on unscaled scores");
+    check_io_aligned(a, "fa2.mma", "cp.async and 16-byte stores");
     Fa2Params prm;
     fa2::fill_params(prm, pr, a);
     const bool band = has_band(pr);
@@ -141,7 +136,7 @@ class Fa2MmaKernel final : public PreparedKernel {
 };
 
 std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs) {
-  if (const std::string why = fa2_why_not(p, knobs); !why.empty()) throw Unsupported(why);
+  require_supported(fa2_why_not(p, knobs));
   const MmaSyncDevice dev = mma_sync_device("fa2.mma");
   const int smem_optin = dev.smem_optin;
   const int d = static_cast<int>(p.head_dim);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/mma_sync_device.hpp"
 #include "kernels/ffpa/ffpa_accuracy.hpp"
@@ -33,25 +34,20 @@ int stages_of(const Knobs& k, int d, bool acc_f16, int smem_limit = 227 * 1024) 
 
 std::string ffpa_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
   const char* id = acc_f16 ? "ffpa.l1.acc_f16" : "ffpa.l1.acc_f32";
-  if (acc_f16 && p.dtype != DType::fp16)
-    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id +
-           " accumulates in fp16, which mma.sync offers for fp16 inputs only; use ffpa.l1.acc_f32";
-  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
-    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id + " takes fp16 and bf16";
-  if (p.head_dim != p.head_dim_v)
-    return "head_dim_v = " + std::to_string(p.head_dim_v) + ": " + id + " needs head_dim_v == head_dim (" +
-           std::to_string(p.head_dim) + ")";
+  if (std::string why =
+          first_reason({acc_f16 ? acc_f16_dtype_why_not(p, id, "mma.sync", "ffpa.l1.acc_f32") : "",
+                        half_dtype_why_not(p, id), same_head_dims_why_not(p, id)});
+      !why.empty())
+    return why;
   if (!ffpa::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + id + " takes multiples of 32 from " +
            std::to_string(ffpa::kMinHeadDim) + " to " + std::to_string(ffpa::kMaxHeadDim);
-  if (std::string why = fa2::launch_shape_why_not(p, id); !why.empty()) return why;
+  if (std::string why = grid_shape_why_not(p, id); !why.empty()) return why;
   const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16);
   if (stages < 1 || stages > ffpa::kMaxStages)
     return "knob stages = " + std::to_string(stages) + ": " + id + " is compiled for 1 and 2";
-  if (const int q = knob_value(knobs, "q_resident"); q != 0 && q != 1)
-    return "knob q_resident = " + std::to_string(q) + ": " + id +
-           " takes 0 (Q streamed) or 1 (Q in shared memory)";
-  return {};
+  return knob_choice_why_not(knobs, "q_resident", {0, 1}, id,
+                             "takes 0 (Q streamed) or 1 (Q in shared memory)");
 }
 
 template <DType kType, bool kAccF16>
@@ -71,11 +67,8 @@ class FfpaL1Kernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const Problem& pr = m_problem;
-    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
-      throw KernelError("ffpa.l1: scale = " + std::to_string(a.scale) + ": must be finite and > 0");
-    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-        throw KernelError("ffpa.l1: Q, K, V and O must be non-null and 16-byte aligned (cp.async)");
+    check_scale(a, "ffpa.l1");
+    check_io_aligned(a, "ffpa.l1", "cp.async");
     FfpaParams prm;
     fa2::fill_params(prm, pr, a);
     prm.head_dim = static_cast<int>(pr.head_dim);
@@ -95,7 +88,7 @@ class FfpaL1Kernel final : public PreparedKernel {
 };
 
 std::unique_ptr<PreparedKernel> ffpa_prepare(const Problem& p, const Knobs& knobs, bool acc_f16) {
-  if (const std::string why = ffpa_why_not(p, knobs, acc_f16); !why.empty()) throw Unsupported(why);
+  require_supported(ffpa_why_not(p, knobs, acc_f16));
   const int smem_optin = mma_sync_device("ffpa.l1").smem_optin;
   const int stages = stages_of(knobs, static_cast<int>(p.head_dim), acc_f16, smem_optin);
   const bool q_resident = knob_value(knobs, "q_resident") == 1;

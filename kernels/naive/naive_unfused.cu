@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/naive/row_softmax.cuh"
 #include "kernels/reference/device_mask.hpp"
@@ -159,9 +160,7 @@ class NaiveUnfusedKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const auto& pr = m_problem;
-    if (a.workspace == nullptr || a.workspace_bytes < workspace_bytes())
-      throw KernelError("naive.unfused: workspace of " + std::to_string(a.workspace_bytes) +
-                        " bytes, needs " + std::to_string(workspace_bytes()));
+    check_workspace(a, workspace_bytes(), "naive.unfused");
     auto stream = static_cast<cudaStream_t>(a.stream);
     auto* s = static_cast<float*>(a.workspace);
     const NaiveParams np{static_cast<unsigned>(pr.heads_q),

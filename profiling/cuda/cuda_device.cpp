@@ -2,6 +2,9 @@
 #include "profiling/cuda/cuda_device.hpp"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <string>
 
 #include "kernels/library_versions.hpp"
 #include "profiling/cuda/cuda_status.hpp"
@@ -10,14 +13,29 @@
 
 namespace attn {
 
+namespace {
+
+// Empty when the driver library loads; else what failed (the runtime's own error would say
+// "driver version is insufficient" even when there is no driver at all).
+std::string driver_missing() {
+  void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (h) {
+    ::dlclose(h);
+    return {};
+  }
+  const char* err = ::dlerror();
+  return std::string("libcuda.so.1 cannot be loaded: ") + (err ? err : "unknown error");
+}
+
+}  // namespace
+
 bool probe_cuda_device(std::string* why_not) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     if (why_not)
-      *why_not =
-          std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+      *why_not = cuda_unavailable_reason(cudaGetErrorName(e), cudaGetErrorString(e), driver_missing());
     return false;
   }
   if (count == 0) {

@@ -11,6 +11,7 @@
 
 #include "kernels/api/half_convert.hpp"
 #include "profiling/cuda/device_buffer.hpp"
+#include "profiling/cuda/transfer.hpp"
 #include "profiling/peaks.hpp"
 #include "profiling/result.hpp"
 
@@ -63,7 +64,7 @@ double median_ms(cudaStream_t stream, F&& body) {
 }
 
 // Uniform values in [-1, 1): zeros would draw less power and overstate the sustained clock.
-DeviceBuffer random_matrix(DType t, std::size_t count, std::uint32_t seed) {
+DeviceBuffer random_matrix(DType t, std::size_t count, std::uint32_t seed, cudaStream_t stream) {
   std::vector<std::uint16_t> host(count);
   std::uint32_t s = seed;
   for (auto& h : host) {
@@ -72,13 +73,13 @@ DeviceBuffer random_matrix(DType t, std::size_t count, std::uint32_t seed) {
     h = t == DType::bf16 ? float_to_bf16(v) : float_to_fp16(v);
   }
   DeviceBuffer d(count * sizeof(std::uint16_t));
-  ATTN_CUDA_CHECK(cudaMemcpy(d.get(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+  copy_to_device(d.get(), host.data(), d.bytes(), stream);  // ordered before the GEMMs on `stream`
   return d;
 }
 
 double gemm_tflops(cublasHandle_t handle, cudaStream_t stream, DType t) {
   const std::size_t n2 = static_cast<std::size_t>(kGemmN) * kGemmN;
-  DeviceBuffer a = random_matrix(t, n2, 1), b = random_matrix(t, n2, 2);
+  DeviceBuffer a = random_matrix(t, n2, 1, stream), b = random_matrix(t, n2, 2, stream);
   DeviceBuffer c(n2 * sizeof(std::uint16_t));
   const cudaDataType_t type = t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const float alpha = 1.0f, beta = 0.0f;

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <stdexcept>
+#include <thread>
 
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/check.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/engine/host_memory.hpp"
 #include "profiling/engine/inputs.hpp"
 #include "profiling/engine/sampler.hpp"
 
@@ -19,6 +22,11 @@ namespace attn {
 void describe_host(RunInfo& run);
 
 namespace {
+
+class HostOom : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class CpuEngine final : public CaseEngine {
  public:
@@ -38,10 +46,17 @@ class CpuEngine final : public CaseEngine {
     } catch (const Unsupported& e) {
       r.status = Status::skipped;
       r.reason = e.what();
+    } catch (const HostOom& e) {
+      r.status = Status::oom;
+      r.reason = e.what();
     } catch (const std::bad_alloc&) {
       r.status = Status::oom;
-      r.reason = fmt::format("host allocation failed (inputs {:.1f} MiB)",
-                             static_cast<double>(c.problem.min_bytes(false)) / (1 << 20));
+      r.reason = fmt::format("host allocation failed (inputs {})",
+                             format_bytes(cpu_case_footprint(c.problem, 0, false, false, 1).inputs));
+    } catch (const std::length_error&) {  // a size past what std::vector can index
+      r.status = Status::oom;
+      r.reason = fmt::format("host allocation impossible (inputs {})",
+                             format_bytes(cpu_case_footprint(c.problem, 0, false, false, 1).inputs));
     } catch (const std::exception& e) {
       r.status = Status::error;
       r.reason = e.what();
@@ -61,6 +76,7 @@ class CpuEngine final : public CaseEngine {
     const Problem& p = c.problem;
     auto kernel = spec->prepare(p, c.knobs);
     writes_lse = kernel->writes_lse();
+    check_host_memory(c, kernel->workspace_bytes());
     ensure_reference(p);
 
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -99,6 +115,25 @@ class CpuEngine final : public CaseEngine {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
     });
     r.status = Status::ok;
+  }
+
+  // Decided before allocating: a case larger than the free host memory would swap until its
+  // time-out, or fail inside std::vector; it is `oom` with both sizes instead.
+  void check_host_memory(const Case& c, std::size_t workspace_bytes) {
+    const bool held = m_has_reference && m_ref_problem == c.problem;
+    if (!held) release_reference();  // what the last problem held is free for this one
+    const HostFootprint need = cpu_case_footprint(
+        c.problem, workspace_bytes, held, c.kernel == "cpu.reference", std::thread::hardware_concurrency());
+    const auto mem = host_memory_available();
+    if (!mem) return;  // unknown: let the allocation decide
+    if (std::string why = host_memory_shortfall(need, *mem); !why.empty()) throw HostOom(why);
+  }
+
+  void release_reference() {
+    m_has_reference = false;
+    m_inputs = HostInputs{};
+    m_ref_o = std::vector<float>{};
+    m_ref_lse = std::vector<double>{};
   }
 
   void ensure_reference(const Problem& p) {

@@ -19,6 +19,12 @@ std::unique_ptr<CaseEngine> make_cuda_engine(const Protocol& protocol);
 bool probe_cuda_device(std::string* why_not);
 #endif
 
+std::string cuda_unavailable_reason(const std::string& error_name, const std::string& error_text,
+                                    const std::string& driver_missing) {
+  if (!driver_missing.empty()) return "no NVIDIA driver found (" + driver_missing + ")";
+  return "no usable CUDA device (" + error_name + ": " + error_text + ")";
+}
+
 bool cuda_device_available(std::string* why_not) {
 #if ATTNSCOPE_HAS_CUDA
   return probe_cuda_device(why_not);

@@ -1,5 +1,5 @@
 // The timing loop shared by every backend: warm-up by time, then samples until the median's
-// relative noise is under the target or the budget is spent (DESIGN.md "Measurement protocol").
+// relative noise is under the target or the budget is spent (docs/design.md "Measurement protocol").
 #pragma once
 #include <functional>
 

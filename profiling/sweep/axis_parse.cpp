@@ -47,6 +47,19 @@ bool to_int(std::string_view s, std::int64_t& v) {
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
+// Digits that overflow int64: "is too large" says more than "is not an integer".
+bool overflows(std::string_view s) {
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) s.remove_prefix(1);
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  std::int64_t v = 0;
+  return std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc::result_out_of_range;
+}
+
+std::string not_an_integer(std::string_view item) {
+  return quoted(item) +
+         (overflows(item) ? " is too large (at most 9223372036854775807)" : " is not an integer");
+}
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -74,11 +87,9 @@ bool parse_range(std::string_view item, std::vector<std::int64_t>& out, AxisProb
                 kIntAxisAllowed);
   std::int64_t start = 0, stop = 0;
   if (!to_int(parts[0], start))
-    return fail(problem, "range " + quoted(item) + ": start " + quoted(parts[0]) + " is not an integer",
-                kIntAxisAllowed);
+    return fail(problem, "range " + quoted(item) + ": start " + not_an_integer(parts[0]), kIntAxisAllowed);
   if (!to_int(parts[1], stop))
-    return fail(problem, "range " + quoted(item) + ": stop " + quoted(parts[1]) + " is not an integer",
-                kIntAxisAllowed);
+    return fail(problem, "range " + quoted(item) + ": stop " + not_an_integer(parts[1]), kIntAxisAllowed);
   if (start < 1) return fail(problem, "range " + quoted(item) + ": start must be >= 1", kIntAxisAllowed);
   if (stop < start)
     return fail(problem,
@@ -135,7 +146,7 @@ bool try_parse_int_axis(std::string_view text, std::vector<std::int64_t>& out, A
       continue;
     }
     std::int64_t v = 0;
-    if (!to_int(item, v)) return fail(problem, quoted(item) + " is not an integer", kIntAxisAllowed);
+    if (!to_int(item, v)) return fail(problem, not_an_integer(item), kIntAxisAllowed);
     if (v < 1) return fail(problem, std::to_string(v) + " is below 1", kIntAxisAllowed);
     if (!push_checked(out, v, problem)) return false;
   }
@@ -160,9 +171,10 @@ bool try_parse_bool_axis(std::string_view text, std::vector<int>& out, AxisProbl
   for (std::string_view item : split(text, ',')) {
     if (item.empty()) return fail(problem, "empty item in the list", kBoolAxisAllowed);
     const std::string l = lower(item);
-    if (l == "1" || l == "true" || l == "on" || l == "yes") {
+    // Only the spellings kBoolAxisAllowed names: `--causal yes` would read as a typo for a list.
+    if (l == "1" || l == "true") {
       out.push_back(1);
-    } else if (l == "0" || l == "false" || l == "off" || l == "no") {
+    } else if (l == "0" || l == "false") {
       out.push_back(0);
     } else {
       return fail(problem, quoted(item) + " is not 0 or 1", kBoolAxisAllowed);

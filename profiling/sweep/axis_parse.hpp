@@ -37,7 +37,7 @@ std::vector<std::int64_t> parse_int_axis(std::string_view text, std::string_view
 // `fp16,bf16,fp32` (aliases: half, float16, bfloat16, float, float32).
 std::vector<DType> parse_dtype_axis(std::string_view text, std::string_view field);
 
-// `0,1` or `true,false` (also `on`/`off`, `yes`/`no`); returns 0/1.
+// `0,1` or `true,false` (any case; nothing else: `yes` is refused, naming what is allowed); returns 0/1.
 std::vector<int> parse_bool_axis(std::string_view text, std::string_view field);
 
 // One window `L,R` (keys visible to the left/right of the diagonal, -1 = unbounded on that side);

@@ -110,6 +110,7 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
 
   if (o.kernels) {
     spec.kernels = parse_kernel_list(*o.kernels);
+    spec.kernel_where.clear();  // the preset's lines no longer name these kernels
     // A preset's baseline that the new list drops no longer applies.
     if (!lists_variant(spec.kernels, spec.baseline)) spec.baseline.clear();
   }
@@ -160,6 +161,7 @@ SweepSpec spec_from_overrides(const SweepOverrides& o, const std::filesystem::pa
   } else {
     spec.source = "command line";
     spec.name = "command-line";
+    spec.shapes_from_flags = true;
   }
   apply_overrides(spec, o);
   return spec;

@@ -1,11 +1,16 @@
 // Expands a SweepSpec into cases (see plan.hpp).
 #include "profiling/sweep/plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string_view>
 #include <unordered_set>
 
 #include "kernels/registry.hpp"
+#include "profiling/engine/host_memory.hpp"
 #include "profiling/sweep/variant.hpp"
 
 namespace attn {
@@ -60,15 +65,39 @@ std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, c
   return t;
 }
 
-std::string make_case_id(const std::string& kernel, const Knobs& knobs, const Problem& p) {
+namespace {
+
+struct Fnv1a64 {
   std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis
-  for (const unsigned char c : canonical_case_text(kernel, knobs, p)) {
-    h ^= c;
-    h *= 1099511628211ull;  // FNV-1a 64 prime
+  void add(std::string_view text) {
+    for (const unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ull;  // FNV-1a 64 prime
+    }
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+  }
+};
+
+}  // namespace
+
+std::string make_case_id(const std::string& kernel, const Knobs& knobs, const Problem& p) {
+  Fnv1a64 f;
+  f.add(canonical_case_text(kernel, knobs, p));
+  return f.hex();
+}
+
+std::string plan_fingerprint(const std::vector<Case>& whole_plan) {
+  Fnv1a64 f;
+  f.add("plan.v1");
+  for (const Case& c : whole_plan) {
+    f.add("|");
+    f.add(c.case_id);
+  }
+  return f.hex();
 }
 
 std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
@@ -78,15 +107,18 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
                     "(registered: " + registered_ids() + ")");
   std::vector<const KernelSpec*> kernels;
   std::vector<Knobs> knobs;
-  for (const auto& text : spec.kernels) {
+  for (std::size_t n = 0; n < spec.kernels.size(); ++n) {
+    const std::string& text = spec.kernels[n];
+    // A preset names the kernel's own line; --kernels the sweep.
+    const std::string at = n < spec.kernel_where.size() ? spec.kernel_where[n] : where + ": ";
     AxisProblem problem;
     const auto v = try_resolve_kernel_variant(text, problem);
     if (!v) {
       AxisProblem syntax;
       const auto parsed = try_parse_kernel_variant(text, syntax);
       if (parsed && !find_kernel(parsed->kernel))
-        throw SpecError(where + ": unknown kernel '" + parsed->kernel + "'; registered: " + registered_ids());
-      throw SpecError(where + ": kernel '" + text + "': " + problem.what + "; allowed: " + problem.allowed);
+        throw SpecError(at + "unknown kernel '" + parsed->kernel + "'; registered: " + registered_ids());
+      throw SpecError(at + "kernel '" + text + "': " + problem.what + "; allowed: " + problem.allowed);
     }
     for (std::size_t i = 0; i < kernels.size(); ++i)
       if (kernels[i] == v->spec && knobs[i] == v->knobs)
@@ -182,6 +214,16 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
                         }
                         p.heads_kv = hkv ? hkv : p.heads_q;
                         const std::string invalid = p.validate();
+                        if (!invalid.empty() && spec.shapes_from_flags)
+                          throw SpecError(where + ": " + invalid +
+                                          "; every combination of the axis flags must be " +
+                                          "a valid shape (" + p.full_label() + ")");
+                        if (invalid.empty() && p.tensor_bytes() > kMaxProblemBytes)
+                          throw SpecError(fmt::format(
+                              "{}: {} needs {} for Q, K, V and O; the limit is {} (no device holds more); "
+                              "narrow the sizes",
+                              gw, p.full_label(), format_bytes(p.tensor_bytes()),
+                              format_bytes(kMaxProblemBytes)));
                         for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
                           const KernelSpec& k = *kernels[ki];
                           Case cs;
@@ -203,6 +245,26 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
                       }
   }
   return cases;
+}
+
+std::string nothing_to_run(const std::vector<Case>& cases, const std::string& note) {
+  if (cases.empty()) return "nothing to run: the sweep plans no cases";
+  std::map<std::string, std::size_t> reasons;  // "kernel: reason" -> count
+  for (const Case& c : cases) {
+    if (c.skip_reason.empty()) return {};
+    ++reasons[c.kernel + ": " + c.skip_reason];
+  }
+  std::string out = fmt::format("nothing to run: all {} planned cases are skipped", cases.size());
+  std::size_t shown = 0;
+  for (const auto& [reason, n] : reasons) {
+    if (shown++ == 4) {
+      out += fmt::format("; and {} other reasons", reasons.size() - 4);
+      break;
+    }
+    out += fmt::format("{} {} x {}", shown == 1 ? ":" : ";", n, reason);
+  }
+  if (!note.empty()) out += " (" + note + ")";
+  return out;
 }
 
 }  // namespace attn

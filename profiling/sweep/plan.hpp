@@ -13,6 +13,11 @@ namespace attn {
 // A sweep may not plan more cases than this (a typo in a range should not exhaust memory).
 inline constexpr std::size_t kMaxPlannedCases = 1'000'000;
 
+// Q, K, V and O of one problem may take at most this many bytes (1 TiB: more than any GPU or
+// host here holds). Larger sizes are refused when planning, so nothing downstream (a worker's
+// allocation, the supervisor's records) ever sees them.
+inline constexpr double kMaxProblemBytes = 1099511627776.0;
+
 // Per group, the product of its axes, crossed with spec.kernels in the given order, problem-major
 // (all kernels of one problem are consecutive: the engine caches the reference per problem).
 // Axis nesting, outermost first: dtype, causal, window, batch, heads, heads_kv, head_dim,
@@ -26,8 +31,14 @@ inline constexpr std::size_t kMaxPlannedCases = 1'000'000;
 // SpecError: no kernels, an unknown kernel id (the message lists the registered ids), an unknown
 // knob or a value outside its compiled values (the message lists what is allowed), malformed
 // variant text, two entries that resolve to the same kernel and knobs, a baseline that is not one
-// of the variants, a group missing seq/head_dim/batch/heads, too many cases.
+// of the variants, a group missing seq/head_dim/batch/heads, too many cases, a problem past
+// kMaxProblemBytes, and (spec.shapes_from_flags) a shape that fails Problem::validate().
 std::vector<Case> plan(const SweepSpec& spec, Backend backend);
+
+// Empty when at least one case of `cases` can run; otherwise why none can ("nothing to run: all
+// 12 planned cases are skipped: 12 x needs the cuda backend; ..."), the distinct reasons with
+// their counts. `note` (e.g. why the backend was chosen) is appended when not empty.
+std::string nothing_to_run(const std::vector<Case>& cases, const std::string& note = {});
 
 // Each knob at its KnobSpec default.
 Knobs default_knobs(const KernelSpec& k);
@@ -39,5 +50,9 @@ std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, c
 
 // 16 lowercase hex chars of FNV-1a 64 over canonical_case_text: stable across runs and machines.
 std::string make_case_id(const std::string& kernel, const Knobs& knobs, const Problem& p);
+
+// 16 lowercase hex chars of FNV-1a 64 over the ordered case ids of a whole plan: two runs (or
+// shards) come from the same sweep exactly when their fingerprints match.
+std::string plan_fingerprint(const std::vector<Case>& whole_plan);
 
 }  // namespace attn

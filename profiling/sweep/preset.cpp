@@ -266,7 +266,7 @@ class Reader {
     }
   }
 
-  std::vector<std::string> kernels(const toml::node& n) const {
+  std::vector<std::string> kernels(const toml::node& n, std::vector<std::string>& where) const {
     const char* allowed =
         "an array of kernel ids like [\"cudnn.sdpa\", \"cublas.unfused\"]; ID@knob=value+knob=value sets "
         "knobs (e.g. \"fa2.mma@br=64+bc=64\")";
@@ -286,6 +286,7 @@ class Reader {
                             : "'" + prior + "' and '" + id + "' are the same variant",
                 allowed});
       out.push_back(std::move(id));
+      where.push_back(location(e.source()));
     }
     return out;
   }
@@ -343,7 +344,7 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
   spec.name = std::filesystem::path(source).stem().string();
   if (const auto* n = root.get("name")) spec.name = r.string(*n, "name", "a string");
   if (const auto* n = root.get("description")) spec.description = r.string(*n, "description", "a string");
-  if (const auto* n = root.get("kernels")) spec.kernels = r.kernels(*n);
+  if (const auto* n = root.get("kernels")) spec.kernels = r.kernels(*n, spec.kernel_where);
   if (const auto* n = root.get("baseline")) {
     spec.baseline = r.string(*n, "baseline", "one of the preset's kernels");
     if (!spec.kernels.empty() &&

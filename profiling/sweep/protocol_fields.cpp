@@ -3,22 +3,31 @@
 
 #include <charconv>
 #include <cmath>
-#include <limits>
 
 #include "profiling/metrics.hpp"
 #include "profiling/sweep/quoted.hpp"
 
 namespace attn {
 
+namespace {
+
+// Upper bounds that keep a typo (warmup_ms = 1e308) from turning into a case that never ends; each
+// is far above any useful setting and shows in the field's `allowed` text.
+constexpr double kMaxWarmup_ms = 60'000;         // [ms] one minute of warm-up
+constexpr double kMaxTime_s = 3600;              // [s] one hour of sampling per case
+constexpr std::int64_t kMaxSamples = 1'000'000;  // samples are kept in memory per case
+
+}  // namespace
+
 const std::vector<ProtocolField>& protocol_fields() {
   static const std::vector<ProtocolField> fields = {
-      {"warmup_ms", "--warmup-ms", FieldKind::number, "a number of ms >= 0",
+      {"warmup_ms", "--warmup-ms", FieldKind::number, "a number of ms >= 0 and <= 60000",
        "warm-up time [ms] of back-to-back launches before sampling"},
-      {"min_samples", "--min-samples", FieldKind::integer, "an integer >= 1",
+      {"min_samples", "--min-samples", FieldKind::integer, "an integer >= 1 and <= 1000000",
        "never stop sampling before this many samples"},
-      {"max_samples", "--max-samples", FieldKind::integer, "an integer >= 1 and >= min_samples",
-       "hard cap on samples per case"},
-      {"max_time_s", "--max-time-s", FieldKind::number, "a number of seconds > 0",
+      {"max_samples", "--max-samples", FieldKind::integer,
+       "an integer >= 1 and <= 1000000, and >= min_samples", "hard cap on samples per case"},
+      {"max_time_s", "--max-time-s", FieldKind::number, "a number of seconds > 0 and <= 3600",
        "sampling budget per case [s], warm-up excluded"},
       {"noise_pct", "--noise", FieldKind::number, "a percentage > 0 and <= 100",
        "stop once the relative standard error of the median is below this [%]"},
@@ -26,7 +35,8 @@ const std::vector<ProtocolField>& protocol_fields() {
        "cold: flush L2 before every sample (outside the timed region); warm: do not"},
       {"graphs", "--graphs", FieldKind::boolean, "true or false",
        "batch launches into one CUDA graph per sample (for tiny cases)"},
-      {"graph_batch", "--graph-batch", FieldKind::integer, "an integer >= 0 (0 = about 1 ms per sample)",
+      {"graph_batch", "--graph-batch", FieldKind::integer,
+       "an integer >= 0 and <= 1000000 (0 = about 1 ms per sample)",
        "launches per CUDA graph; 0 chooses so that a sample lasts about 1 ms"},
       {"seed", "--seed", FieldKind::integer, "an integer >= 0", "seed of the input generator"},
       {"check", "--no-check", FieldKind::boolean, "true or false",
@@ -104,16 +114,16 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
   };
   const std::string_view k = key;
   if (k == "warmup_ms") {
-    if (d < 0) return out_of_range(text);
+    if (d < 0 || d > kMaxWarmup_ms) return out_of_range(text);
     p.warmup_ms = d;
   } else if (k == "min_samples") {
-    if (i < 1 || i > std::numeric_limits<int>::max()) return out_of_range(text);
+    if (i < 1 || i > kMaxSamples) return out_of_range(text);
     p.min_samples = static_cast<int>(i);
   } else if (k == "max_samples") {
-    if (i < 1 || i > std::numeric_limits<int>::max()) return out_of_range(text);
+    if (i < 1 || i > kMaxSamples) return out_of_range(text);
     p.max_samples = static_cast<int>(i);
   } else if (k == "max_time_s") {
-    if (d <= 0) return out_of_range(text);
+    if (d <= 0 || d > kMaxTime_s) return out_of_range(text);
     p.max_time_s = d;
   } else if (k == "noise_pct") {
     if (d <= 0 || d > 100) return out_of_range(text);
@@ -128,7 +138,7 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
   } else if (k == "graphs") {
     p.graphs = i != 0;
   } else if (k == "graph_batch") {
-    if (i < 0 || i > std::numeric_limits<int>::max()) return out_of_range(text);
+    if (i < 0 || i > kMaxSamples) return out_of_range(text);
     p.graph_batch = static_cast<int>(i);
   } else if (k == "seed") {
     if (i < 0) return out_of_range(text);

@@ -28,12 +28,18 @@ struct SweepSpec {
   std::string description;
   std::string source;  // preset path, or "command line"
   std::vector<std::string> kernels;
+  // Per kernel, where a preset lists it ("file:line:col: "), so planning errors about a kernel
+  // (unknown id, knob) point at its line; empty when the kernels come from --kernels.
+  std::vector<std::string> kernel_where;
   std::string baseline;
   std::vector<SweepGroup> groups;
   Protocol protocol;
   std::optional<Backend> backend;
   std::string out_dir;
   bool force = false;
+  // The axes were typed as flags (no preset): a shape no kernel can take (--heads 2 --heads-kv 3)
+  // is a planning error, not a skipped case.
+  bool shapes_from_flags = false;
 };
 
 struct Case {

@@ -28,7 +28,7 @@ for run in ${RUNS:-old new1 new2 new3}; do
   $BIN/attnscope run $SWEEP ${EXTRA:-} --quiet --out $OUT/$run --force > $OUT/$run.log 2>&1
   echo "== $run ($BIN): rc=$? t=$(( $(date +%s) - T0 ))s"; summarise $OUT/$run
 done
-if [[ -x $NEW/attnscope.tests.gpu ]]; then
+if [[ -x $NEW/attnscope.tests.gpu && -z ${SKIP_TESTS:-} ]]; then
   ATTNSCOPE_BIN=$PWD/$NEW/attnscope $NEW/attnscope.tests.gpu --gtest_filter='TransferOrder.*' > $OUT/transfer_tests.log 2>&1
   echo "== TransferOrder tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED|  OK) |FAILED" $OUT/transfer_tests.log | tail -8
 fi

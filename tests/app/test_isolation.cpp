@@ -341,16 +341,17 @@ TEST(IsolationCli, ShardsMergeIntoThePlanOfTheWholeRun) {
   EXPECT_EQ(line_count(merged / "results.jsonl"), 7u);
 }
 
-// Runs measured alike merge even when one skipped the metrics pass (it runs after the timing); a
+// Shards measured alike merge even when one skipped the metrics pass (it runs after the timing); a
 // timing protocol that differs is refused, naming the field.
 TEST(IsolationCli, MergeAcceptsADifferentMetricsPassAndNamesOtherProtocolDifferences) {
   const std::string sweep =
-      "run --backend cpu --batch 1 --heads 1 --seq 16 --head-dim 8 --dtype fp32 --max-time-s 0.01 --quiet ";
+      "run --backend cpu --kernels cpu.reference --batch 1 --heads 1 --seq 16,32 --head-dim 8 --dtype fp32 "
+      "--max-time-s 0.01 --quiet ";
   const fs::path a = fresh_dir("merge_metrics_a"), b = fresh_dir("merge_metrics_b"),
                  c = fresh_dir("merge_noise_c");
-  ASSERT_EQ(run_cli(sweep + "--kernels cpu.reference --out " + a.string()).exit_code, 0);
-  ASSERT_EQ(run_cli(sweep + "--kernels cpu.flash --metrics none --out " + b.string()).exit_code, 0);
-  ASSERT_EQ(run_cli(sweep + "--kernels cpu.flash --noise 5 --out " + c.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(sweep + "--shard 1/2 --out " + a.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(sweep + "--shard 2/2 --metrics none --out " + b.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(sweep + "--shard 2/2 --noise 5 --out " + c.string()).exit_code, 0);
   const fs::path merged = fresh_dir("merge_metrics_ab");
   const CliOutcome ok = run_cli("merge --out " + merged.string() + " " + a.string() + " " + b.string());
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
@@ -360,6 +361,51 @@ TEST(IsolationCli, MergeAcceptsADifferentMetricsPassAndNamesOtherProtocolDiffere
       run_cli("merge --out " + fresh_dir("merge_noise_ac").string() + " " + a.string() + " " + c.string());
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("noise_pct 1.0 vs 5.0"), std::string::npos) << bad.output;
+}
+
+// Issue 24 item 3: merge accepted two unrelated runs and exited 0. Only shards of one plan merge;
+// anything else is refused (exit 2) naming what differs, and nothing is written.
+TEST(IsolationCli, MergeRefusesRunsThatAreNotShardsOfOnePlan) {
+  const std::string common =
+      "run --backend cpu --batch 1 --heads 1 --head-dim 8 --dtype fp32 --max-time-s 0.01 --quiet ";
+  const fs::path ref = fresh_dir("unrel_ref"), flash = fresh_dir("unrel_flash"), s1 = fresh_dir("unrel_s1"),
+                 other2 = fresh_dir("unrel_other2"), wide2 = fresh_dir("unrel_wide2");
+  ASSERT_EQ(run_cli(common + "--kernels cpu.reference --seq 16,32 --out " + ref.string()).exit_code, 0);
+  ASSERT_EQ(run_cli(common + "--kernels cpu.flash --seq 16 --out " + flash.string()).exit_code, 0);
+  ASSERT_EQ(
+      run_cli(common + "--kernels cpu.reference --seq 16,32 --shard 1/2 --out " + s1.string()).exit_code, 0);
+  // Same kernels, shard count and plan size, but other sizes: a different sweep.
+  ASSERT_EQ(
+      run_cli(common + "--kernels cpu.reference --seq 16,48 --shard 2/2 --out " + other2.string()).exit_code,
+      0);
+  ASSERT_EQ(run_cli(common + "--kernels cpu.reference --seq 16,32,48 --shard 2/2 --out " + wide2.string())
+                .exit_code,
+            0);
+  struct Bad {
+    fs::path a, b;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {ref, flash, "is a whole run of a 2-case plan, not a --shard k/n job"},
+      {s1, other2, "plan fingerprint"},
+      {s1, wide2, "a 2-case plan vs a 3-case plan"},
+  };
+  for (const Bad& x : bad) {
+    const fs::path out = fresh_dir("unrel_out");
+    const CliOutcome o = run_cli("merge --out " + out.string() + " " + x.a.string() + " " + x.b.string());
+    EXPECT_EQ(o.exit_code, 2) << o.output;
+    EXPECT_NE(o.output.find("are not shards of one plan"), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find(x.message), std::string::npos) << o.output;
+    EXPECT_FALSE(fs::exists(out / "results.jsonl"));
+  }
+  // A results file without its plan cannot be shown to belong.
+  const fs::path no_plan = fresh_dir("unrel_no_plan");
+  fs::create_directories(no_plan);
+  fs::copy_file(other2 / "results.jsonl", no_plan / "results.jsonl");
+  const CliOutcome o =
+      run_cli("merge --out " + fresh_dir("unrel_out").string() + " " + s1.string() + " " + no_plan.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("has no plan.jsonl"), std::string::npos) << o.output;
 }
 
 TEST(IsolationCli, TwoWorkersAndAWorkerCommandShareTheCases) {
@@ -403,6 +449,56 @@ TEST(IsolationCli, InProcessStillRunsTheSweep) {
   EXPECT_FALSE(fs::exists(out / "workers.log"));
   // An in-process run can be resumed too (plan.jsonl is written either way).
   EXPECT_EQ(run_cli("run --resume " + out.string() + " --quiet").exit_code, 0);
+}
+
+// Issue 24 item 1: a results file holding a case twice crashed readers, and --resume kept the
+// duplicate. Resume warns naming the lines and writes no new line for a finished case.
+TEST(IsolationCli, ResumeOfAFileWithARepeatedCaseWarnsAndAddsNothing) {
+  const fs::path out = fresh_dir("dup_resume");
+  const std::string args =
+      "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16,32 --head-dim 8 "
+      "--dtype fp32 --max-time-s 0.01 --quiet --out " +
+      out.string();
+  ASSERT_EQ(run_cli(args).exit_code, 0);
+  const fs::path file = out / "results.jsonl";
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t line2 = text.find('\n') + 1;
+  {
+    std::ofstream o(file, std::ios::app);
+    o << text.substr(line2, text.find('\n', line2) + 1 - line2);  // line 4 repeats line 2
+  }
+  const CliOutcome resumed = run_cli("run --resume " + out.string() + " --quiet");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("results.jsonl:4: case "), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("repeats line 2"), std::string::npos) << resumed.output;
+  EXPECT_EQ(line_count(file), 4u);
+  const CliOutcome report = run_cli("report --no-figures " + out.string());
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+}
+
+// Issue 24 item 8: interrupted before any worker was ready, the run advised --resume of a directory
+// holding nothing and exited 1. Now: 130, no advice.
+TEST(IsolationCli, SigintBeforeAnyResultExits130WithoutResumeAdvice) {
+  const fs::path out = fresh_dir("sigint_early");
+  SpawnSpec spec;
+  spec.shell_command = "exec " + attnscope_binary() +
+                       " run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 "
+                       "--dtype fp32 --worker-cmd 'exec sleep 30' --out " +
+                       out.string();
+  ChildProcess child = ChildProcess::spawn(spec);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ASSERT_FALSE(child.try_reap());
+  ASSERT_EQ(::kill(child.pid(), SIGINT), 0);
+  child.finish(20);
+  const std::string output = drain(child.stdout_fd()) + drain(child.stderr_fd());
+  EXPECT_EQ(child.exit_code(), 130) << child.exit_description() << "\n" << output;
+  EXPECT_NE(output.find("no results were written"), std::string::npos) << output;
+  EXPECT_EQ(output.find("--resume"), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(out / "results.jsonl"));
 }
 
 }  // namespace

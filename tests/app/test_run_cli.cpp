@@ -3,11 +3,13 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "reports/jsonl_store.hpp"
 #include "tests/support/cli_process.hpp"
@@ -120,11 +122,123 @@ TEST(RunCli, UnsupportedCasesAreSkippedWithTheKernelsReason) {
   EXPECT_EQ(skipped, 1);
 }
 
+// Issue 24 item 4: a sweep in which nothing can run exited 0, and an impossible shape typed as flags
+// was planned as a skipped case. Both are bad input (exit 2) with the reason; nothing is written.
+TEST(RunCli, NothingToRunAndImpossibleFlagShapesExitTwo) {
+  const std::string common =
+      "run --backend cpu --kernels cpu.flash,cpu.reference --batch 1 --seq 16 --head-dim 8 ";
+  const fs::path fp16 = fresh_dir("nothing_fp16");
+  CliOutcome o = run_cli(common + "--heads 1 --dtype fp16 --out " + fp16.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("nothing to run: all 2 planned cases are skipped: 1 x cpu.flash: dtype = fp16"),
+            std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(fp16 / "results.jsonl"));
+
+  const fs::path gqa = fresh_dir("nothing_gqa");
+  o = run_cli(common + "--heads 2 --heads-kv 3 --dtype fp32 --out " + gqa.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("heads_kv = 3: must divide heads_q = 2"), std::string::npos) << o.output;
+  EXPECT_FALSE(fs::exists(gqa / "results.jsonl"));
+
+  // The shipped GPU preset on the CPU backend: every kernel needs the cuda backend (in a build
+  // without CUDA the kernels are not even registered, which is said at the preset's line).
+  o = run_cli("run --backend cpu --preset quick --out " + fresh_dir("nothing_quick").string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_TRUE(o.output.find("needs the cuda backend; this run uses cpu") != std::string::npos ||
+              o.output.find("quick.toml:5:12: unknown kernel 'cudnn.sdpa'") != std::string::npos)
+      << o.output;
+}
+
+// Issue 24 item 5: seq = 2^40 spun in the pair count; it is refused at planning, at once, with the
+// limit named.
+TEST(RunCli, SizesPastAnyDeviceAreRefusedAtPlanning) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CliOutcome o = run_cli(
+      "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 1099511627776 --head-dim 8 "
+      "--dtype fp32 --out " +
+      fresh_dir("huge").string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("needs 128 TiB for Q, K, V and O; the limit is 1.00 TiB"), std::string::npos)
+      << o.output;
+  const CliOutcome range = run_cli(
+      "run --backend cpu --kernels cpu.flash --batch 1 --heads 1 --seq 1:9223372036854775807:x2 --head-dim 8 "
+      "--dtype fp32 --causal 1 --out " +
+      fresh_dir("huge_range").string());
+  EXPECT_EQ(range.exit_code, 2) << range.output;
+  // 128 bytes per position (Q, K, V, O of D = 8 in fp32): 2^34 is the first past 1 TiB.
+  EXPECT_NE(range.output.find("Sq=17179869184"), std::string::npos) << range.output;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+  const CliOutcome too_big =
+      run_cli("run --backend cpu --kernels cpu.flash --seq 99999999999999999999 --out " +
+              fresh_dir("huge_int").string());
+  EXPECT_EQ(too_big.exit_code, 2) << too_big.output;
+  EXPECT_NE(too_big.output.find("is too large"), std::string::npos) << too_big.output;
+}
+
+// Issue 24 item 8: --out naming a file exited 1 and advised --resume; --backend cuda without a GPU
+// tried three worker starts.
+TEST(RunCli, OutAtAFileAndCudaWithoutAGpuExitTwoAtOnce) {
+  const fs::path dir = fresh_dir("out_file");
+  fs::create_directories(dir);
+  std::ofstream(dir / "afile") << "x";
+  const std::string sweep = "run --kernels cpu.flash --batch 1 --heads 1 --seq 16 --head-dim 8 --dtype fp32 ";
+  CliOutcome o = run_cli(sweep + "--backend cpu --out " + (dir / "afile").string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("is a file, not a directory"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("--resume"), std::string::npos) << o.output;
+
+  if (run_cli("devices").output.find("no GPU:") == std::string::npos) GTEST_SKIP() << "this host has a GPU";
+  o = run_cli(sweep + "--backend cuda --out " + (dir / "cuda").string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("--backend cuda: the cuda backend needs a GPU and there is none here"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("--backend cpu"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("failed starts"), std::string::npos) << o.output;
+  EXPECT_FALSE(fs::exists(dir / "cuda" / "results.jsonl"));
+}
+
 TEST(KernelsCli, ListsEveryRegisteredKernel) {
   const CliOutcome o = run_cli("kernels");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.output.find("cpu.reference"), std::string::npos);
   EXPECT_NE(o.output.find("cpu.flash"), std::string::npos);
+}
+
+// Issue 24: the table's columns line up (every row's knobs and description start under their
+// header) and each kernel's knobs are listed with their values and defaults.
+TEST(KernelsCli, AlignsColumnsAndShowsKnobs) {
+  const CliOutcome o = run_cli("kernels");
+  ASSERT_EQ(o.exit_code, 0);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; at < o.output.size(); at = nl + 1) {
+    nl = o.output.find('\n', at);
+    if (nl == std::string::npos) nl = o.output.size();
+    lines.push_back(o.output.substr(at, nl - at));
+  }
+  std::size_t header = 0;
+  while (header < lines.size() && lines[header].rfind("kernel ", 0) != 0) ++header;
+  ASSERT_LT(header, lines.size()) << o.output;
+  const std::size_t knobs = lines[header].find("knobs"), desc = lines[header].find("description");
+  ASSERT_NE(knobs, std::string::npos);
+  ASSERT_NE(desc, std::string::npos);
+  bool saw_flash = false;
+  for (std::size_t i = header + 1; i < lines.size() && !lines[i].empty(); ++i) {
+    const std::string& row = lines[i];
+    ASSERT_GT(row.size(), desc) << row;
+    EXPECT_EQ(row[knobs - 1], ' ') << row;
+    EXPECT_NE(row[knobs], ' ') << row;
+    EXPECT_EQ(row[desc - 1], ' ') << row;
+    EXPECT_NE(row[desc], ' ') << row;
+    if (row.rfind("cpu.flash ", 0) == 0) {
+      saw_flash = true;
+      EXPECT_EQ(row.substr(knobs, 15), "block_q block_k") << row;
+    }
+  }
+  EXPECT_TRUE(saw_flash) << o.output;
+  EXPECT_NE(o.output.find("Knobs"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("16,32,64,128"), std::string::npos) << o.output;
 }
 
 TEST(DevicesCli, SaysWhetherThereIsAGpu) {

@@ -116,7 +116,7 @@ TEST(WorkerHandshake, SigtermStopsTheRunAndEveryProcessTheWorkerCommandStarted) 
   run.finish(20);
   const std::string output = drain(run.stdout_fd()) + drain(run.stderr_fd());
   EXPECT_EQ(run.exit_code(), 143) << run.exit_description() << "\n" << output;
-  EXPECT_NE(output.find("interrupted after"), std::string::npos) << output;
+  EXPECT_NE(output.find("interrupted before a worker was ready"), std::string::npos) << output;
   bool gone = false;
   for (int i = 0; i < 250 && !gone; ++i) {
     gone = !process_alive(child_pid);

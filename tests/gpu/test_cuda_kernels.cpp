@@ -1,9 +1,11 @@
-// GPU tests for naive.unfused, cublas.unfused and cuda.reference: each kernel against
+// GPU tests for the registered CUDA kernels that take every dtype and head dim (today naive.unfused,
+// cublas.unfused and cuda.reference, found from the registry): each kernel against
 // cpu_reference_attention (fp64) on the same rounded inputs, over masks, GQA/MQA, Sq != Sk both
 // ways, D != Dv, odd sizes and fp16/bf16/fp32; plus host checks of the device mask and the specs.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/reference/device_mask.hpp"
+#include "kernels/registry.hpp"
 #include "profiling/engine/inputs.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
@@ -33,54 +36,12 @@ namespace {
 using attn::DType;
 using attn::Problem;
 
-#define ASSERT_CUDA(call) \
-  ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+const attn::KernelSpec& spec_by_id(const std::string& id) { return *attn::find_kernel(id); }
 
-attn::KernelSpec spec_by_id(const std::string& id) {
-  if (id == "naive.unfused") return attn::make_naive_unfused_spec();
-  if (id == "cublas.unfused") return attn::make_cublas_unfused_spec();
-  return attn::make_cuda_reference_spec();
-}
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : m_bytes(bytes) {
-    if (bytes > 0 && cudaMalloc(&m_ptr, bytes) != cudaSuccess) m_ptr = nullptr;
-  }
-  ~DeviceBuffer() { cudaFree(m_ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return m_ptr; }
-  bool ok() const { return m_bytes == 0 || m_ptr != nullptr; }
-
- private:
-  void* m_ptr = nullptr;
-  std::size_t m_bytes = 0;
-};
-
-// Values already rounded to the dtype (what the oracle reads) and their device bits.
-struct HostTensor {
-  std::vector<float> values;
-  std::vector<std::uint16_t> half_bits;  // fp16 / bf16
-  const void* bits(DType t) const {
-    return t == DType::fp32 ? static_cast<const void*>(values.data())
-                            : static_cast<const void*>(half_bits.data());
-  }
-};
-
-HostTensor make_tensor(DType t, std::int64_t n, float amplitude, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-amplitude, amplitude);
-  HostTensor h;
-  h.values.resize(static_cast<std::size_t>(n));
-  if (t != DType::fp32) h.half_bits.resize(static_cast<std::size_t>(n));
-  for (std::size_t e = 0; e < h.values.size(); ++e) {
-    const float x = attn::round_to(t, dist(rng));
-    h.values[e] = x;
-    if (t == DType::fp16) h.half_bits[e] = attn::float_to_fp16(x);
-    if (t == DType::bf16) h.half_bits[e] = attn::float_to_bf16(x);
-  }
-  return h;
-}
+// The registered CUDA kernels that take fp32 as well as fp16 and bf16 inputs and any head dim (the
+// unfused baselines and cuda.reference): this file's suites, found from the registry rather than
+// listed, so a new kernel of that kind is tested without an edit here.
+std::vector<std::string> fp32_capable_kernels();
 
 struct Case {
   std::string name;
@@ -101,6 +62,19 @@ Problem make_problem(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int
   p.causal = causal;
   p.window = w;
   return p;
+}
+
+std::vector<std::string> fp32_capable_kernels() {
+  std::vector<std::string> ids;
+  for (const attn::KernelSpec& k : attn::kernel_registry()) {
+    if (k.backend != attn::Backend::cuda) continue;
+    bool takes_all = true;
+    for (DType t : {DType::fp16, DType::bf16, DType::fp32})
+      for (std::int64_t d : {32, 64, 256, 512})
+        takes_all = takes_all && k.why_not(make_problem(1, 4, 2, 100, 300, d, d, t, true), {}).empty();
+    if (takes_all) ids.push_back(k.id);
+  }
+  return ids;
 }
 
 std::vector<Case> cases() {
@@ -148,64 +122,17 @@ double tolerance(const std::string& kernel, DType t) {
 // LSE is fp32 math on fp32 scores in every kernel: measured at most 1.9e-7 (cublas.unfused, D=512).
 constexpr double kLseTolerance = 1e-6;
 
+using attn::test::Inputs;
 using attn::test::RunOutput;
 
-// Uploads, poisons O and LSE with NaN, runs once (twice when `timed`, timing the second) and reads back.
-void run_kernel(const std::string& kernel, const Problem& p, const HostTensor& q, const HostTensor& k,
-                const HostTensor& v, bool timed, RunOutput& out) {
+// One poisoned run through the engine's stages (tests/support/kernel_harness.hpp); `timed` adds
+// one timed launch.
+void run_kernel(const std::string& kernel, const Problem& p, const Inputs& in, bool timed, RunOutput& out) {
   const attn::KernelSpec spec = spec_by_id(kernel);
   ASSERT_EQ(spec.why_not(p, {}), "") << p.full_label();
   auto prepared = spec.prepare(p, {});
   ASSERT_TRUE(prepared->writes_lse());
-  const std::size_t e = attn::dtype_bytes(p.dtype);
-  DeviceBuffer dq(q.values.size() * e), dk(k.values.size() * e), dv(v.values.size() * e);
-  DeviceBuffer dout(static_cast<std::size_t>(p.o_elems()) * e);
-  DeviceBuffer dlse(static_cast<std::size_t>(p.lse_elems()) * 4);
-  DeviceBuffer dws(prepared->workspace_bytes());
-  ASSERT_TRUE(dq.ok() && dk.ok() && dv.ok() && dout.ok() && dlse.ok() && dws.ok()) << "cudaMalloc failed";
-  ASSERT_CUDA(cudaMemcpy(dq.get(), q.bits(p.dtype), q.values.size() * e, cudaMemcpyHostToDevice));
-  ASSERT_CUDA(cudaMemcpy(dk.get(), k.bits(p.dtype), k.values.size() * e, cudaMemcpyHostToDevice));
-  ASSERT_CUDA(cudaMemcpy(dv.get(), v.bits(p.dtype), v.values.size() * e, cudaMemcpyHostToDevice));
-  // All-ones bytes are NaN in fp16, bf16 and fp32.
-  ASSERT_CUDA(cudaMemset(dout.get(), 0xFF, static_cast<std::size_t>(p.o_elems()) * e));
-  ASSERT_CUDA(cudaMemset(dlse.get(), 0xFF, static_cast<std::size_t>(p.lse_elems()) * 4));
-  // The memsets run on the legacy stream, which does not order the non-blocking stream below: wait,
-  // or a late poison overwrites what the kernel wrote.
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  cudaStream_t stream = nullptr;
-  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  attn::AttentionArgs args;
-  args.q = dq.get();
-  args.k = dk.get();
-  args.v = dv.get();
-  args.o = dout.get();
-  args.lse = static_cast<float*>(dlse.get());
-  args.scale = static_cast<float>(p.default_scale());
-  args.workspace = dws.get();
-  args.workspace_bytes = prepared->workspace_bytes();
-  args.stream = stream;
-  prepared->run(args);
-  if (timed) {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ASSERT_CUDA(cudaEventCreate(&start));
-    ASSERT_CUDA(cudaEventCreate(&stop));
-    ASSERT_CUDA(cudaEventRecord(start, stream));
-    prepared->run(args);
-    ASSERT_CUDA(cudaEventRecord(stop, stream));
-    ASSERT_CUDA(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    ASSERT_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    out.ms = ms;
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  ASSERT_CUDA(cudaStreamSynchronize(stream));
-  ASSERT_CUDA(cudaStreamDestroy(stream));
-  std::vector<unsigned char> raw(static_cast<std::size_t>(p.o_elems()) * e);
-  ASSERT_CUDA(cudaMemcpy(raw.data(), dout.get(), raw.size(), cudaMemcpyDeviceToHost));
-  out.o = attn::unpack_from(p.dtype, raw.data(), static_cast<std::size_t>(p.o_elems()));
-  out.lse.resize(static_cast<std::size_t>(p.lse_elems()));
-  ASSERT_CUDA(cudaMemcpy(out.lse.data(), dlse.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
+  attn::test::run_prepared(*prepared, p, in, timed ? 1 : 0, out);
 }
 
 double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
@@ -218,20 +145,7 @@ double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
   return std::sqrt(num) / std::sqrt(den);
 }
 
-struct Inputs {
-  HostTensor q, k, v;
-};
-
-Inputs make_inputs(const Problem& p) {
-  std::mt19937 rng(42);
-  Inputs in;
-  // Q, K in [-2, 2): scaled scores have a standard deviation of about 1.3, so the softmax is
-  // neither flat nor one-hot.
-  in.q = make_tensor(p.dtype, p.q_elems(), 2.0f, rng);
-  in.k = make_tensor(p.dtype, p.k_elems(), 2.0f, rng);
-  in.v = make_tensor(p.dtype, p.v_elems(), 1.0f, rng);
-  return in;
-}
+Inputs make_inputs(const Problem& p) { return attn::test::make_inputs(p, 42); }
 
 struct KernelCase {
   std::string kernel;
@@ -247,7 +161,7 @@ TEST_P(CudaKernelTest, MatchesCpuReference) {
   ASSERT_EQ(p.validate(), "");
   const Inputs in = make_inputs(p);
   RunOutput got;
-  run_kernel(kernel, p, in.q, in.k, in.v, false, got);
+  run_kernel(kernel, p, in, false, got);
   if (HasFatalFailure()) return;
 
   std::vector<double> ref_o(static_cast<std::size_t>(p.o_elems())),
@@ -278,7 +192,7 @@ TEST_P(CudaKernelTest, MatchesCpuReference) {
 
 std::vector<KernelCase> all_kernel_cases() {
   std::vector<KernelCase> out;
-  for (const char* kernel : {"naive.unfused", "cublas.unfused", "cuda.reference"})
+  for (const std::string& kernel : fp32_capable_kernels())
     for (const auto& c : cases()) out.push_back({kernel, c});
   return out;
 }
@@ -308,7 +222,7 @@ TEST_P(LargeCaseTest, SampledRowsMatchAndTime) {
   if (need > free_bytes) GTEST_SKIP() << kernel << " needs " << need << " bytes, " << free_bytes << " free";
   const Inputs in = make_inputs(p);
   RunOutput got;
-  run_kernel(kernel, p, in.q, in.k, in.v, true, got);
+  run_kernel(kernel, p, in, true, got);
   if (HasFatalFailure()) return;
 
   std::vector<attn::RowIndex> rows;
@@ -349,8 +263,7 @@ std::string kernel_name(const ::testing::TestParamInfo<std::string>& param_info)
   return k;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, LargeCaseTest,
-                         ::testing::Values("cuda.reference", "naive.unfused", "cublas.unfused"), kernel_name);
+INSTANTIATE_TEST_SUITE_P(Kernels, LargeCaseTest, ::testing::ValuesIn(fp32_capable_kernels()), kernel_name);
 
 // Host-only checks (no device needed).
 
@@ -373,6 +286,12 @@ TEST(DeviceMask, MatchesProblemVisibleKeys) {
       ASSERT_EQ(dm.last(i), r.last) << p.full_label() << " row " << i;
     }
   }
+}
+
+TEST(CudaKernelSpecs, RegistrySelectionFindsTheUnfusedKernelsAndTheReference) {
+  const std::vector<std::string> ids = fp32_capable_kernels();
+  for (const char* id : {"cuda.reference", "naive.unfused", "cublas.unfused"})
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
 }
 
 TEST(CudaKernelSpecs, IdsAndAcceptance) {

@@ -17,7 +17,9 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/problem.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
+#include "profiling/cuda/case_buffers.hpp"
 #include "tests/support/gpu_probe.hpp"
+#include "tests/support/kernel_harness.hpp"
 
 namespace attn {
 
@@ -28,22 +30,6 @@ namespace {
 void cuda_ok(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
 }
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) {
-    if (bytes) cuda_ok(cudaMalloc(&m_ptr, bytes), "cudaMalloc");
-  }
-  ~DeviceBuffer() {
-    if (m_ptr) (void)cudaFree(m_ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return m_ptr; }
-
- private:
-  void* m_ptr = nullptr;
-};
 
 Problem make_problem(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t sk,
                      std::int64_t d, std::int64_t dv, DType dt, bool causal, Window w = {}) {
@@ -61,15 +47,6 @@ Problem make_problem(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int
   return p;
 }
 
-std::vector<std::uint16_t> to_bits(DType dt, const std::vector<float>& x) {
-  std::vector<std::uint16_t> out(x.size());
-  for (std::size_t n = 0; n < x.size(); ++n)
-    out[n] = dt == DType::bf16 ? float_to_bf16(x[n]) : float_to_fp16(x[n]);
-  return out;
-}
-
-float from_bits(DType dt, std::uint16_t h) { return dt == DType::bf16 ? bf16_to_float(h) : fp16_to_float(h); }
-
 struct Outcome {
   double rel_l2 = 0;
   std::int64_t o_nan = 0;
@@ -84,7 +61,7 @@ struct CaseOptions {
   bool want_lse = true;
   // Empty: check every row against the full oracle; else only these rows (large problems).
   std::vector<RowIndex> rows;
-  // 2: run the same prepared kernel again on a second stream and compare bit for bit.
+  // 2: run the same prepared kernel again and compare bit for bit.
   int runs = 1;
 };
 
@@ -102,61 +79,37 @@ Outcome run_case(const Problem& p, const CaseOptions& opt = {}) {
     return v;
   };
   const std::vector<float> q = gen(p.q_elems()), k = gen(p.k_elems()), v = gen(p.v_elems());
-  const auto qb = to_bits(p.dtype, q), kb = to_bits(p.dtype, k), vb = to_bits(p.dtype, v);
 
-  DeviceBuffer dq(qb.size() * 2), dk(kb.size() * 2), dv(vb.size() * 2),
-      dout(static_cast<std::size_t>(p.o_elems()) * 2);
-  DeviceBuffer dlse(static_cast<std::size_t>(p.lse_elems()) * sizeof(float));
-  DeviceBuffer dws(kernel->workspace_bytes());
-  cuda_ok(cudaMemcpy(dq.get(), qb.data(), qb.size() * 2, cudaMemcpyHostToDevice), "copy q");
-  cuda_ok(cudaMemcpy(dk.get(), kb.data(), kb.size() * 2, cudaMemcpyHostToDevice), "copy k");
-  cuda_ok(cudaMemcpy(dv.get(), vb.data(), vb.size() * 2, cudaMemcpyHostToDevice), "copy v");
-
-  // Poison, run, read back: a kernel that leaves any output element unwritten shows up as NaN.
-  const std::uint16_t nan_bits = p.dtype == DType::bf16 ? 0x7FC0 : 0x7E00;
+  // The engine's stages on a test stream: stream-ordered uploads, NaN poison, one run, read back.
   const float scale = static_cast<float>(p.default_scale());
-  auto run_once = [&](std::vector<std::uint16_t>& o_bits, std::vector<float>& lse) {
-    o_bits.assign(static_cast<std::size_t>(p.o_elems()), nan_bits);
-    lse.assign(static_cast<std::size_t>(p.lse_elems()), std::numeric_limits<float>::quiet_NaN());
-    cuda_ok(cudaMemcpy(dout.get(), o_bits.data(), o_bits.size() * 2, cudaMemcpyHostToDevice), "poison o");
-    cuda_ok(cudaMemcpy(dlse.get(), lse.data(), lse.size() * sizeof(float), cudaMemcpyHostToDevice),
-            "poison lse");
-    cudaStream_t stream = nullptr;
-    cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
-    AttentionArgs a;
-    a.q = dq.get();
-    a.k = dk.get();
-    a.v = dv.get();
-    a.o = dout.get();
-    a.lse = opt.want_lse ? static_cast<float*>(dlse.get()) : nullptr;
-    a.scale = scale;
-    a.workspace = dws.get();
-    a.workspace_bytes = kernel->workspace_bytes();
-    a.stream = stream;
-    kernel->run(a);
-    const cudaError_t sync = cudaStreamSynchronize(stream);
-    (void)cudaStreamDestroy(stream);
-    cuda_ok(sync, "cudaStreamSynchronize");
-    cuda_ok(cudaMemcpy(o_bits.data(), dout.get(), o_bits.size() * 2, cudaMemcpyDeviceToHost), "read o");
-    cuda_ok(cudaMemcpy(lse.data(), dlse.get(), lse.size() * sizeof(float), cudaMemcpyDeviceToHost),
-            "read lse");
+  test::TestStream stream;
+  if (!stream.get()) throw std::runtime_error("cudaStreamCreateWithFlags failed");
+  const DeviceBuffer dq = upload(q, p.dtype, stream.get()), dk = upload(k, p.dtype, stream.get()),
+                     dv = upload(v, p.dtype, stream.get());
+  const CaseBuffers bufs = allocate_case_buffers(p, *kernel);
+  AttentionArgs a = make_args(p, dq.get(), dk.get(), dv.get(), bufs, stream.get());
+  if (!opt.want_lse) a.lse = nullptr;
+  auto run_and_read = [&](std::vector<float>& o, std::vector<float>& lse) {
+    run_once(*kernel, a, bufs);
+    o = download(bufs.o, p.dtype, static_cast<std::size_t>(p.o_elems()), stream.get());
+    lse = download(bufs.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), stream.get());
   };
-  std::vector<std::uint16_t> o_bits;
+  std::vector<float> o_vals;
   std::vector<float> lse;
-  run_once(o_bits, lse);
+  run_and_read(o_vals, lse);
 
   Outcome out;
   out.workspace = kernel->workspace_bytes();
   if (opt.runs > 1) {
-    std::vector<std::uint16_t> o2;
+    std::vector<float> o2;
     std::vector<float> lse2;
-    run_once(o2, lse2);
-    for (std::size_t n = 0; n < o2.size(); ++n) out.rerun_diff += o2[n] != o_bits[n];
+    run_and_read(o2, lse2);
+    for (std::size_t n = 0; n < o2.size(); ++n) out.rerun_diff += float_bits(o2[n]) != float_bits(o_vals[n]);
     if (opt.want_lse)
       for (std::size_t n = 0; n < lse2.size(); ++n)
         out.rerun_diff += float_bits(lse2[n]) != float_bits(lse[n]);
   }
-  for (std::uint16_t h : o_bits) out.o_nan += std::isnan(from_bits(p.dtype, h)) ? 1 : 0;
+  for (float x : o_vals) out.o_nan += std::isnan(x) ? 1 : 0;
 
   // The rows to check and the oracle's values for them: [rows.size(), Dv] and [rows.size()].
   std::vector<RowIndex> rows = opt.rows;
@@ -189,7 +142,7 @@ Outcome run_case(const Problem& p, const CaseOptions& opt = {}) {
     const bool empty = p.visible_keys(x.i).size() == 0;
     for (std::int64_t c = 0; c < p.head_dim_v; ++c) {
       const auto n = static_cast<std::size_t>(((x.b * p.seq_q + x.i) * p.heads_q + x.h) * p.head_dim_v + c);
-      const double got = from_bits(p.dtype, o_bits[n]);
+      const double got = o_vals[n];
       const double ref = o_ref[r * static_cast<std::size_t>(p.head_dim_v) + static_cast<std::size_t>(c)];
       if (!std::isnan(got)) {
         num += (got - ref) * (got - ref);

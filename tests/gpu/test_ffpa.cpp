@@ -117,42 +117,23 @@ struct TileCase {
   int d;
 };
 
+// -1 when the inputs do not fit; the engine's stages otherwise (tests/support/kernel_harness.hpp).
 double time_kernel(attn::PreparedKernel& kernel, const Problem& p, int launches) {
-  DeviceBuffer q(static_cast<std::size_t>(p.q_elems()) * 2), k(static_cast<std::size_t>(p.k_elems()) * 2),
-      v(static_cast<std::size_t>(p.v_elems()) * 2), o(static_cast<std::size_t>(p.o_elems()) * 2),
-      lse(static_cast<std::size_t>(p.lse_elems()) * 4);
-  if (!(q.ok() && k.ok() && v.ok() && o.ok() && lse.ok())) return -1.0;
-  // 0x3C3C: fp16 1.06 everywhere (bf16 0.011): finite scores, a flat softmax.
-  if (cudaMemset(q.get(), 0x3C, static_cast<std::size_t>(p.q_elems()) * 2) != cudaSuccess ||
-      cudaMemset(k.get(), 0x3C, static_cast<std::size_t>(p.k_elems()) * 2) != cudaSuccess ||
-      cudaMemset(v.get(), 0x3C, static_cast<std::size_t>(p.v_elems()) * 2) != cudaSuccess)
-    return -1.0;
-  attn::AttentionArgs a;
-  a.q = q.get();
-  a.k = k.get();
-  a.v = v.get();
-  a.o = o.get();
-  a.lse = static_cast<float*>(lse.get());
-  a.scale = static_cast<float>(p.default_scale());
-  kernel.run(a);
-  if (cudaDeviceSynchronize() != cudaSuccess) return -1.0;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int r = 0; r < launches; ++r) {
-    cudaEventRecord(start);
-    kernel.run(a);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0.0f;
-    cudaEventElapsedTime(&t, start, stop);
-    ms.push_back(t);
+  attn::test::TestStream stream;
+  try {
+    const attn::DeviceBuffer q(static_cast<std::size_t>(p.q_elems()) * 2),
+        k(static_cast<std::size_t>(p.k_elems()) * 2), v(static_cast<std::size_t>(p.v_elems()) * 2);
+    // 0x3C3C: fp16 1.06 everywhere (bf16 0.011): finite scores, a flat softmax.
+    for (const attn::DeviceBuffer* t : {&q, &k, &v})
+      if (cudaMemsetAsync(t->get(), 0x3C, t->bytes(), stream.get()) != cudaSuccess) return -1.0;
+    const attn::CaseBuffers b = attn::allocate_case_buffers(p, kernel);
+    const attn::AttentionArgs a = attn::make_args(p, q.get(), k.get(), v.get(), b, stream.get());
+    attn::run_once(kernel, a, b);
+    return attn::test::median_launch_ms(kernel, a, launches);
+  } catch (const attn::CudaError& e) {
+    if (e.out_of_memory()) return -1.0;
+    throw;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 void PrintTo(const TileCase& c, std::ostream* os) {

@@ -13,6 +13,7 @@
 #include "profiling/cuda/device_buffer.hpp"
 #include "profiling/cuda/transfer.hpp"
 #include "reports/jsonl_store.hpp"
+#include "tests/gpu/word_copy_kernel.hpp"
 #include "tests/support/cli_process.hpp"
 #include "tests/support/gpu_probe.hpp"
 
@@ -32,10 +33,9 @@ TEST(TransferOrder, UploadIsVisibleToTheNextCopyOnANonBlockingStream) {
   for (std::uint32_t round = 1; round <= 8; ++round) {
     for (std::size_t i = 0; i < kWords; ++i) host[i] = round * 0x9E3779B9u + static_cast<std::uint32_t>(i);
     copy_to_device(dst.get(), host.data(), kWords * sizeof(std::uint32_t), stream);
-    // Enqueued right after the upload on the same stream: must see the new data, never the last round's.
-    ASSERT_EQ(cudaMemcpyAsync(probe.get(), dst.as<std::uint32_t>() + (kWords - kTail), kTail * 4,
-                              cudaMemcpyDeviceToDevice, stream),
-              cudaSuccess);
+    // A kernel right after the upload on the same stream must see the new data, never the last round's.
+    test::copy_words_on_sms(probe.as<std::uint32_t>(), dst.as<std::uint32_t>() + (kWords - kTail), kTail, stream);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     copy_to_host(back.data(), probe.get(), kTail * 4, stream);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < kTail; ++i) wrong += back[i] != host[kWords - kTail + i] ? 1 : 0;

@@ -1,6 +1,9 @@
 // Exact (query, key) pair counts and FLOP/byte counting of Problem for every mask kind.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "kernels/api/problem.hpp"
 
 namespace attn {
@@ -92,6 +95,57 @@ TEST(ProblemCounting, MatchesBruteForceOnOddShapes) {
       }
     }
   }
+}
+
+// The per-row loop that visible_pairs_per_head() used to be: the closed form must agree with it.
+std::int64_t row_loop_pairs(const Problem& p) {
+  std::int64_t pairs = 0;
+  for (std::int64_t i = 0; i < p.seq_q; ++i) pairs += p.visible_keys(i).size();
+  return pairs;
+}
+
+// Issue 24 item 5: the count was a loop over rows (seq = 2^40 spun for hours). Every mask kind,
+// both alignments (Sq < Sk, Sq > Sk) and windows wider and narrower than the sequence.
+TEST(ProblemCounting, ClosedFormMatchesTheRowLoopOnManySmallShapes) {
+  const std::int64_t sizes[] = {1, 2, 3, 5, 8, 13, 31, 64};
+  const std::int64_t sides[] = {-1, 0, 1, 2, 7, 40, 100};
+  int checked = 0;
+  for (const std::int64_t sq : sizes)
+    for (const std::int64_t sk : sizes)
+      for (const bool causal : {false, true})
+        for (const std::int64_t left : sides)
+          for (const std::int64_t right : sides) {
+            Problem p;
+            p.seq_q = sq;
+            p.seq_kv = sk;
+            p.causal = causal;
+            p.window = {left, right};
+            ASSERT_EQ(p.visible_pairs_per_head(), row_loop_pairs(p))
+                << "sq=" << sq << " sk=" << sk << " causal=" << causal << " window=" << left << "," << right;
+            ++checked;
+          }
+  EXPECT_EQ(checked, 8 * 8 * 2 * 7 * 7);
+}
+
+TEST(ProblemCounting, HugeSizesAnswerAtOnce) {
+  const std::int64_t s = std::int64_t{1} << 40;
+  Problem p;
+  p.seq_q = p.seq_kv = s;
+  p.causal = true;
+  p.window = {64, 0};  // rows 0..63 see i + 1 keys, every later row 65
+  EXPECT_EQ(p.visible_pairs_per_head(), 64 * 65 / 2 + (s - 64) * 65);
+  p.window = {};
+  p.seq_q = 3;  // bottom-right causal with Sk = 2^40: rows see Sk - 2, Sk - 1, Sk keys
+  EXPECT_EQ(p.visible_pairs_per_head(), 3 * s - 3);
+  // 2^80 pairs: the count saturates, flops stay exact in double.
+  p.seq_q = s;
+  p.causal = false;
+  EXPECT_EQ(p.visible_pairs_per_head(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_DOUBLE_EQ(p.flops(), 2.0 * 128 * std::ldexp(1.0, 80));
+  p.seq_q = p.seq_kv = std::numeric_limits<std::int64_t>::max();
+  p.causal = true;
+  p.window = {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max()};
+  EXPECT_GT(p.flops(), 1e38);
 }
 
 TEST(ProblemCounting, FlopsFollowDesignFormula) {

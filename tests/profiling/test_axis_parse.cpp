@@ -72,7 +72,11 @@ TEST(AxisParse, IntErrorCases) {
       {"1:8:y2", "range '1:8:y2': step 'y2' is not an integer or xK"},
       {"0:8:1", "range '0:8:1': start must be >= 1"},
       {"1:100000:1", "range '1:100000:1' expands to more than 4096 values"},
-      {"99999999999999999999", "'99999999999999999999' is not an integer"},
+      // Issue 24 item 5: an overflowing number says so rather than "not an integer".
+      {"99999999999999999999", "'99999999999999999999' is too large (at most 9223372036854775807)"},
+      {"1:99999999999999999999:x2",
+       "range '1:99999999999999999999:x2': stop '99999999999999999999' is too large (at most "
+       "9223372036854775807)"},
   };
   for (const Bad& b : bad) {
     const std::string e = error_of([&] { parse_int_axis(b.text, "seq"); });

@@ -179,6 +179,11 @@ TEST(Preset, BadValuesNameFieldValueAndAllowed) {
 }
 
 TEST(Preset, ProtocolRangesAndTypes) {
+  // Issue 24 item 8: a warm-up of 1e308 ms was accepted.
+  EXPECT_EQ(preset_error("[protocol]\nwarmup_ms = 1e308\n"),
+            "p.toml:2:13: field 'protocol.warmup_ms' = '1e+308': '1e+308' is out of range; allowed: a number "
+            "of ms >= 0 and <= 60000");
+  EXPECT_NE(preset_error("[sweep]\ncausal = \"yes\"\n").find("'yes' is not 0 or 1"), std::string::npos);
   EXPECT_EQ(preset_error("[protocol]\nnoise_pct = 0\n"),
             "p.toml:2:13: field 'protocol.noise_pct' = '0': '0' is out of range; allowed: a percentage > 0 "
             "and <= 100");
@@ -300,6 +305,17 @@ TEST(Preset, CpuQuickRunsEveryCaseOnTheCpuBackend) {
   const auto cases = plan(s, Backend::cpu);
   ASSERT_EQ(cases.size(), 12u);  // 6 problems x 2 kernels
   for (const Case& c : cases) EXPECT_EQ(c.skip_reason, "") << c.kernel << " " << c.problem.full_label();
+}
+
+// Issue 24 item 8: an unknown kernel in a preset was reported without its line.
+TEST(Preset, UnknownKernelNamesItsLine) {
+  const SweepSpec s = parse_preset(
+      "name = \"x\"\nkernels = [\"cpu.flash\",\n           \"cpu.flsh\"]\n[sweep]\nbatch = 1\nheads = 1\nseq "
+      "= 16\n"
+      "head_dim = 8\n",
+      "p.toml");
+  const std::string e = error_of([&] { plan(s, Backend::cpu); });
+  EXPECT_EQ(e.rfind("p.toml:3:12: unknown kernel 'cpu.flsh'; registered: ", 0), 0u) << e;
 }
 
 }  // namespace

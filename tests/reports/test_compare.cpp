@@ -65,6 +65,7 @@ TEST(Compare, VerdictPerCase) {
   EXPECT_EQ(row_of(r, "k.same").verdict, Verdict::same);  // +1%, inside 3%
   EXPECT_EQ(row_of(r, "k.broke").verdict, Verdict::failed);
   EXPECT_EQ(row_of(r, "k.skip").verdict, Verdict::not_compared);
+  EXPECT_EQ(r.missing(), 1u);  // k.gone
   ASSERT_EQ(r.only_base.size(), 1u);
   EXPECT_EQ(r.only_base[0].kernel, "k.gone");
   ASSERT_EQ(r.only_new.size(), 1u);
@@ -135,6 +136,45 @@ TEST(Compare, ParseThreshold) {
   EXPECT_DOUBLE_EQ(*parse_threshold("0.5%"), 0.005);
   for (const char* bad : {"3x", "", "%", "-1%", "0", "abc", "1e9", "nan", "3%%"})
     EXPECT_FALSE(parse_threshold(bad).has_value()) << bad;
+}
+
+// Issue 24 item 2: a NEW run lacking most BASE cases said "No regression". Missing cases (absent,
+// or ok in BASE and skipped in NEW) are a regression unless allowed; a case that newly fails is one
+// in any case.
+TEST(Compare, MissingCasesAreARegressionUnlessAllowed) {
+  const Problem p = test::small_problem(64, false);
+  std::vector<CaseResult> base;
+  for (const char* k : {"k.a", "k.b", "k.c", "k.d"}) base.push_back(timed(k, p, 1.0, 0.5));
+  const std::vector<CaseResult> now = {timed("k.a", p, 1.0, 0.5),
+                                       test::skipped_case("k.b", p, "not built here")};
+  CompareReport r = compare_results(base, now, CompareOptions{});
+  EXPECT_EQ(row_of(r, "k.a").verdict, Verdict::same);
+  EXPECT_EQ(row_of(r, "k.b").verdict, Verdict::missing);
+  EXPECT_EQ(r.only_base.size(), 2u);
+  EXPECT_EQ(r.missing(), 3u);
+  EXPECT_TRUE(r.regressed());
+  EXPECT_EQ(r.regression_counts(), "3 missing from NEW");
+  EXPECT_NE(compare_markdown(r).find("**REGRESSION: 3 missing from NEW**"), std::string::npos)
+      << compare_markdown(r);
+  const auto j = nlohmann::json::parse(compare_json(r));
+  EXPECT_EQ(j["missing"], 3);
+  EXPECT_EQ(j["counts"]["missing"], 1);
+  EXPECT_EQ(j["regressed"], true);
+
+  CompareOptions allow;
+  allow.allow_missing = true;
+  r = compare_results(base, now, allow);
+  EXPECT_FALSE(r.regressed());
+  EXPECT_NE(compare_markdown(r).find("3 BASE cases not measured in NEW, allowed by --allow-missing"),
+            std::string::npos);
+  // A status change ok -> fault stays a regression with --allow-missing.
+  CaseResult fault = timed("k.a", p, 1.0, 0.5);
+  fault.status = Status::fault;
+  fault.timing.reset();
+  r = compare_results(base, {fault}, allow);
+  EXPECT_EQ(row_of(r, "k.a").verdict, Verdict::failed);
+  EXPECT_TRUE(r.regressed());
+  EXPECT_EQ(r.regression_counts(), "1 failed");
 }
 
 TEST(Compare, GoldenMarkdown) { test::expect_golden("compare.md", compare_markdown(sample_report())); }
@@ -211,6 +251,45 @@ TEST_F(CompareCli, BadInputExitsTwo) {
   std::ofstream(m_dir / "junk.jsonl") << "not json\n";
   o = run_cli("compare " + b + " " + (m_dir / "junk.jsonl").string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
+}
+
+TEST_F(CompareCli, NewRunLackingBaseCasesExitsOneNamingHowMany) {
+  const auto base = run("base", 1.0);
+  // NEW keeps only the first of the four cases.
+  const std::string text = slurp(base / "results.jsonl");
+  std::size_t end = text.find('\n');
+  end = text.find('\n', end + 1);
+  std::filesystem::create_directories(m_dir / "few");
+  std::ofstream(m_dir / "few" / "results.jsonl") << text.substr(0, end + 1);
+  const std::string args = base.string() + " " + (m_dir / "few").string();
+  CliOutcome o = run_cli("compare " + args);
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("3 of 4 BASE cases not measured in NEW"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("-> exit 1 (regression: 3 missing from NEW)"), std::string::npos) << o.output;
+  o = run_cli("compare --allow-missing " + args);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("allowed by --allow-missing"), std::string::npos) << o.output;
+}
+
+// Issue 24 item 1: the same case twice in a results file crashed report, compare and crossover.
+TEST_F(CompareCli, RepeatedCaseLineIsDroppedWithAWarningByEveryReader) {
+  const auto base = run("base", 1.0);
+  const std::string text = slurp(base / "results.jsonl");
+  const std::size_t line2 = text.find('\n') + 1;
+  std::filesystem::create_directories(m_dir / "dup");
+  const auto dup = m_dir / "dup" / "results.jsonl";
+  std::ofstream(dup) << text << text.substr(line2, text.find('\n', line2) + 1 - line2);  // line 6 = line 2
+  const std::string warning = dup.string() + ":6: case ";
+  for (const std::string& cmd :
+       {"compare " + base.string() + " " + dup.string(),
+        "report --no-figures -o " + (m_dir / "r.md").string() + " " + dup.string(),
+        "crossover " + dup.string() + " --a cpu.flash --b cpu.reference --axis seq"}) {
+    const CliOutcome o = run_cli(cmd);
+    EXPECT_TRUE(o.exit_code == 0 || o.exit_code == 1) << cmd << "\n" << o.output;
+    EXPECT_NE(o.output.find(warning), std::string::npos) << cmd << "\n" << o.output;
+    EXPECT_NE(o.output.find("repeats line 2"), std::string::npos) << cmd << "\n" << o.output;
+  }
+  EXPECT_EQ(run_cli("compare " + base.string() + " " + dup.string()).exit_code, 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "reports/jsonl_store.hpp"
+#include "reports/result_set.hpp"
 #include "tests/reports/sample_results.hpp"
 
 namespace attn {
@@ -114,7 +115,8 @@ TEST_F(JsonlStore, ResumeAfterACompleteLastLineWithoutNewline) {
   LoadedRun loaded;
   JsonlWriter w = JsonlWriter::resume(file, loaded);
   EXPECT_EQ(loaded.cases.size(), 3u);
-  w.append(test::minimal_case());
+  // A case not yet in the file (a repeat of one would be dropped by the reader).
+  w.append(test::ok_case("cpu.reference", test::small_problem(256, true), 0.2, 1e-7));
   w.close();
   EXPECT_EQ(read_results(file).cases.size(), 4u);
 }
@@ -183,6 +185,67 @@ TEST_F(JsonlStore, ExistingFileNeedsForce) {
     w.append(test::minimal_case());
   }
   EXPECT_EQ(read_results(file).cases.size(), 1u);
+}
+
+// Issue 24 item 1: the same case twice in one file crashed load_result_set (it indexed the source
+// of the file still being read). The reader now drops the repeat, naming both lines.
+TEST_F(JsonlStore, RepeatedCaseInOneFileIsDroppedNamingBothLines) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  const std::size_t line2 = text.find('\n') + 1;
+  const std::string second_line = text.substr(line2, text.find('\n', line2) + 1 - line2);
+  spit(file, text + second_line);  // line 5 repeats line 2
+  const LoadedRun r = read_results(file);
+  ASSERT_EQ(r.cases.size(), 3u);
+  EXPECT_EQ(r.case_lines, (std::vector<std::size_t>{2, 3, 4}));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find(file.string() + ":5: case c0ffee1234567890"), std::string::npos)
+      << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("repeats line 2"), std::string::npos) << r.warnings[0];
+
+  const ResultSet set = load_result_set({file.string()});
+  EXPECT_EQ(set.cases.size(), 3u);
+  EXPECT_EQ(set.sources.at(0).cases, 3u);
+  EXPECT_EQ(set.warnings.size(), 1u);
+
+  // Across files: the second copy names where the first was read.
+  const fs::path other = m_dir / "other.jsonl";
+  spit(other, text.substr(0, line2) + second_line);
+  const ResultSet both = load_result_set({file.string(), other.string()});
+  EXPECT_EQ(both.cases.size(), 3u);
+  ASSERT_EQ(both.sources.size(), 2u);
+  EXPECT_EQ(both.sources[1].cases, 0u);
+  ASSERT_EQ(both.warnings.size(), 2u);
+  EXPECT_NE(both.warnings[1].find(other.string() + ":2: case c0ffee1234567890"), std::string::npos)
+      << both.warnings[1];
+  EXPECT_NE(both.warnings[1].find("already in " + file.string() + ":2"), std::string::npos)
+      << both.warnings[1];
+}
+
+// Issue 24 item 8: impossible sizes in a results line were accepted, and --resume then counted the
+// case as done. The line is skipped with a warning naming it.
+TEST_F(JsonlStore, ImpossibleSizesInACaseLineAreSkippedNamingTheLine) {
+  const fs::path file = write_three();
+  std::string text = slurp(file);
+  const std::size_t line2 = text.find('\n') + 1;
+  std::string bad = text.substr(line2, text.find('\n', line2) + 1 - line2);
+  const std::size_t at = bad.find("\"seq_q\":");
+  ASSERT_NE(at, std::string::npos) << bad;
+  bad.replace(at, bad.find(',', at) - at, "\"seq_q\":-5");
+  std::string zero = bad;
+  zero.replace(zero.find("\"seq_q\":-5"), 10, "\"seq_q\":64");
+  const std::size_t hd = zero.find("\"head_dim\":");
+  zero.replace(hd, zero.find(',', hd) - hd, "\"head_dim\":0");
+  spit(file, text.substr(0, line2) + bad + text.substr(line2) + zero);
+  const LoadedRun r = read_results(file);
+  EXPECT_EQ(r.cases.size(), 3u);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find(file.string() + ":2: case c0ffee1234567890"), std::string::npos)
+      << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("seq_q = -5: must be >= 1; line skipped"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find(":6: "), std::string::npos) << r.warnings[1];
+  EXPECT_NE(r.warnings[1].find("head_dim = 0"), std::string::npos) << r.warnings[1];
+  EXPECT_EQ(r.case_lines, (std::vector<std::size_t>{3, 4, 5}));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Shared harness of the GPU kernel tests (fa2.mma, ffpa.l1): device buffers, dtype-rounded
-// random inputs, one poisoned run of a prepared kernel (plus timed launches), the rows the fp64
-// oracle checks, and the error metrics against it.
+// Shared harness of the GPU kernel tests: dtype-rounded random inputs, one poisoned run of a
+// prepared kernel through the engine's own stages (profiling/cuda/case_buffers, case_timer), the
+// rows the fp64 oracle checks, and the error metrics against it.
 #pragma once
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -17,6 +17,8 @@
 #include "kernels/api/half_convert.hpp"
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
+#include "profiling/cuda/case_buffers.hpp"
+#include "profiling/cuda/case_timer.hpp"
 
 namespace attn::test {
 
@@ -26,37 +28,15 @@ using attn::Problem;
 #define ASSERT_CUDA(call) \
   ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
 
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : m_bytes(bytes) {
-    if (bytes > 0 && cudaMalloc(&m_ptr, bytes) != cudaSuccess) m_ptr = nullptr;
-  }
-  ~DeviceBuffer() { cudaFree(m_ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return m_ptr; }
-  bool ok() const { return m_bytes == 0 || m_ptr != nullptr; }
-
- private:
-  void* m_ptr = nullptr;
-  std::size_t m_bytes = 0;
-};
-
 struct HostTensor {
-  std::vector<float> values;        // rounded to the dtype: what the oracle reads
-  std::vector<std::uint16_t> bits;  // fp16 / bf16 device bits
+  std::vector<float> values;  // rounded to the dtype: what the oracle reads and the device gets
 };
 
 inline HostTensor make_tensor(DType t, std::int64_t n, float amplitude, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-amplitude, amplitude);
   HostTensor h;
   h.values.resize(static_cast<std::size_t>(n));
-  h.bits.resize(static_cast<std::size_t>(n));
-  for (std::size_t e = 0; e < h.values.size(); ++e) {
-    const float x = attn::round_to(t, dist(rng));
-    h.values[e] = x;
-    h.bits[e] = t == DType::fp16 ? attn::float_to_fp16(x) : attn::float_to_bf16(x);
-  }
+  for (float& x : h.values) x = attn::round_to(t, dist(rng));
   return h;
 }
 
@@ -79,67 +59,53 @@ struct RunOutput {
   double ms = 0.0;  // median of timed launches, when asked
 };
 
-// Uploads, poisons O and LSE with NaN, runs once (plus `timed` timed launches) and reads back.
+// A non-blocking stream for one test run, like the engine's.
+class TestStream {
+ public:
+  TestStream() {
+    if (cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking) != cudaSuccess) m_stream = nullptr;
+  }
+  ~TestStream() {
+    if (m_stream) (void)cudaStreamDestroy(m_stream);
+  }
+  TestStream(const TestStream&) = delete;
+  TestStream& operator=(const TestStream&) = delete;
+  cudaStream_t get() const { return m_stream; }
+
+ private:
+  cudaStream_t m_stream = nullptr;
+};
+
+// The median of `launches` timed launches through the engine's timer: no warm-up, L2 warm.
+inline double median_launch_ms(attn::PreparedKernel& kernel, const attn::AttentionArgs& args, int launches) {
+  attn::Protocol fixed;
+  fixed.warmup_ms = 0;
+  fixed.min_samples = fixed.max_samples = launches;
+  fixed.max_time_s = 1e9;  // exactly `launches` samples
+  fixed.l2 = attn::L2Mode::warm;
+  attn::CaseTimer timer(fixed, static_cast<cudaStream_t>(args.stream), 0);
+  return timer.time(kernel, args).median_ms;
+}
+
+// The engine's stages on a test stream: upload, poison O and LSE with NaN, run once (plus `timed`
+// samples through the engine's timer, L2 warm, no warm-up) and read back. The copies are ordered on
+// the stream (profiling/cuda/transfer.hpp), so no device-wide synchronisation is needed.
 inline void run_prepared(attn::PreparedKernel& kernel, const Problem& p, const Inputs& in, int timed,
                          RunOutput& out) {
-  attn::PreparedKernel* prepared = &kernel;
-  const std::size_t e = 2;
-  DeviceBuffer dq(in.q.bits.size() * e), dk(in.k.bits.size() * e), dv(in.v.bits.size() * e);
-  DeviceBuffer dout(static_cast<std::size_t>(p.o_elems()) * e);
-  DeviceBuffer dlse(static_cast<std::size_t>(p.lse_elems()) * 4);
-  DeviceBuffer dws(prepared->workspace_bytes());
-  ASSERT_TRUE(dq.ok() && dk.ok() && dv.ok() && dout.ok() && dlse.ok() && dws.ok()) << "cudaMalloc failed";
-  ASSERT_CUDA(cudaMemcpy(dq.get(), in.q.bits.data(), in.q.bits.size() * e, cudaMemcpyHostToDevice));
-  ASSERT_CUDA(cudaMemcpy(dk.get(), in.k.bits.data(), in.k.bits.size() * e, cudaMemcpyHostToDevice));
-  ASSERT_CUDA(cudaMemcpy(dv.get(), in.v.bits.data(), in.v.bits.size() * e, cudaMemcpyHostToDevice));
-  // All-ones bytes are NaN in fp16, bf16 and fp32: any element left unwritten shows.
-  ASSERT_CUDA(cudaMemset(dout.get(), 0xFF, static_cast<std::size_t>(p.o_elems()) * e));
-  ASSERT_CUDA(cudaMemset(dlse.get(), 0xFF, static_cast<std::size_t>(p.lse_elems()) * 4));
-  // The uploads and memsets above are queued on the legacy stream and return before they finish;
-  // the kernel's stream is non-blocking (no implicit order with it): wait, or a late poison
-  // overwrites what the kernel already wrote.
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  cudaStream_t stream = nullptr;
-  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  attn::AttentionArgs args;
-  args.q = dq.get();
-  args.k = dk.get();
-  args.v = dv.get();
-  args.o = dout.get();
-  args.lse = prepared->writes_lse() ? static_cast<float*>(dlse.get()) : nullptr;
-  args.scale = static_cast<float>(p.default_scale());
-  args.workspace = dws.get();
-  args.workspace_bytes = prepared->workspace_bytes();
-  args.stream = stream;
-  prepared->run(args);
-  ASSERT_CUDA(cudaStreamSynchronize(stream));
-  if (timed > 0) {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ASSERT_CUDA(cudaEventCreate(&start));
-    ASSERT_CUDA(cudaEventCreate(&stop));
-    std::vector<float> ms;
-    for (int r = 0; r < timed; ++r) {
-      ASSERT_CUDA(cudaEventRecord(start, stream));
-      prepared->run(args);
-      ASSERT_CUDA(cudaEventRecord(stop, stream));
-      ASSERT_CUDA(cudaEventSynchronize(stop));
-      float t = 0.0f;
-      ASSERT_CUDA(cudaEventElapsedTime(&t, start, stop));
-      ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    out.ms = ms[ms.size() / 2];
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  ASSERT_CUDA(cudaStreamDestroy(stream));
-  std::vector<std::uint16_t> raw(static_cast<std::size_t>(p.o_elems()));
-  ASSERT_CUDA(cudaMemcpy(raw.data(), dout.get(), raw.size() * e, cudaMemcpyDeviceToHost));
-  out.o.resize(raw.size());
-  for (std::size_t n = 0; n < raw.size(); ++n)
-    out.o[n] = p.dtype == DType::fp16 ? attn::fp16_to_float(raw[n]) : attn::bf16_to_float(raw[n]);
-  out.lse.resize(static_cast<std::size_t>(p.lse_elems()));
-  ASSERT_CUDA(cudaMemcpy(out.lse.data(), dlse.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
+  TestStream stream;
+  ASSERT_NE(stream.get(), nullptr) << "cudaStreamCreateWithFlags failed";
+  const attn::DeviceBuffer dq = attn::upload(in.q.values, p.dtype, stream.get());
+  const attn::DeviceBuffer dk = attn::upload(in.k.values, p.dtype, stream.get());
+  const attn::DeviceBuffer dv = attn::upload(in.v.values, p.dtype, stream.get());
+  const attn::CaseBuffers b = attn::allocate_case_buffers(p, kernel);
+  const attn::AttentionArgs args = attn::make_args(p, dq.get(), dk.get(), dv.get(), b, stream.get());
+  attn::run_once(kernel, args, b);
+  if (timed > 0) out.ms = median_launch_ms(kernel, args, timed);
+  out.o = attn::download(b.o, p.dtype, static_cast<std::size_t>(p.o_elems()), stream.get());
+  if (kernel.writes_lse())
+    out.lse = attn::download(b.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), stream.get());
+  else
+    out.lse.clear();
 }
 
 inline void run_kernel(const attn::KernelSpec& spec, const Problem& p, const attn::Knobs& knobs,

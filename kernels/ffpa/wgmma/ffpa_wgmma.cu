@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/launch_checks.hpp"
 #include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/ffpa/ffpa_accuracy.hpp"
@@ -29,24 +30,19 @@ std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
   if (!ATTNSCOPE_HAS_FFPA_WGMMA)
     return std::string(id) +
            " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (wgmma needs sm_90a)";
-  if (acc_f16 && p.dtype != DType::fp16)
-    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id +
-           " accumulates in fp16, which wgmma offers for fp16 inputs only; use ffpa.wgmma.acc_f32";
-  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
-    return "dtype = " + std::string(to_string(p.dtype)) + ": " + id + " takes fp16 and bf16";
-  if (p.head_dim != p.head_dim_v)
-    return "head_dim_v = " + std::to_string(p.head_dim_v) + ": " + id + " needs head_dim_v == head_dim (" +
-           std::to_string(p.head_dim) + ")";
+  if (std::string why =
+          first_reason({acc_f16 ? acc_f16_dtype_why_not(p, id, "wgmma", "ffpa.wgmma.acc_f32") : "",
+                        half_dtype_why_not(p, id), same_head_dims_why_not(p, id)});
+      !why.empty())
+    return why;
   if (!fw::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + id + " takes multiples of 32 from " +
            std::to_string(fw::kMinHeadDim) + " to " + std::to_string(fw::kMaxHeadDim);
-  if (std::string why = fa2::launch_shape_why_not(p, id); !why.empty()) return why;
-  if (const int q = knob_value(knobs, "q_stream"); q != 0 && q != 1)
-    return "knob q_stream = " + std::to_string(q) + ": " + id +
-           " takes 0 (Q resident where it fits) or 1 (Q streamed with K)";
-  if (const int w = knob_value(knobs, "warpgroups"); w < 0 || w > 2)
-    return "knob warpgroups = " + std::to_string(w) + ": " + id + " is compiled for 1 and 2 (0 = default)";
-  return {};
+  return first_reason(
+      {grid_shape_why_not(p, id),
+       knob_choice_why_not(knobs, "q_stream", {0, 1}, id,
+                           "takes 0 (Q resident where it fits) or 1 (Q streamed with K)"),
+       knob_choice_why_not(knobs, "warpgroups", {0, 1, 2}, id, "is compiled for 1 and 2 (0 = default)")});
 }
 
 class FfpaWgmmaKernel final : public PreparedKernel {
@@ -58,11 +54,8 @@ class FfpaWgmmaKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const Problem& pr = m_problem;
-    if (!(a.scale > 0.0f) || !std::isfinite(a.scale))
-      throw KernelError("ffpa.wgmma: scale = " + std::to_string(a.scale) + ": must be finite and > 0");
-    for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-      if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-        throw KernelError("ffpa.wgmma: Q, K, V and O must be non-null and 16-byte aligned (cp.async)");
+    check_scale(a, "ffpa.wgmma");
+    check_io_aligned(a, "ffpa.wgmma", "cp.async");
     fw::WgmmaParams prm;
     fa2::fill_params(prm, pr, a);
     prm.head_dim = static_cast<int>(pr.head_dim);
@@ -88,7 +81,7 @@ class FfpaWgmmaKernel final : public PreparedKernel {
 };
 
 std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& knobs, bool acc_f16) {
-  if (const std::string why = wgmma_why_not(p, knobs, acc_f16); !why.empty()) throw Unsupported(why);
+  require_supported(wgmma_why_not(p, knobs, acc_f16));
   const MmaSyncDevice dev = mma_sync_device("ffpa.wgmma");  // refuses below sm_80 (cp.async)
   const int optin = dev.smem_optin;
   if (dev.major != 9 || dev.minor != 0)

@@ -1,0 +1,183 @@
+// The conformance matrix every registered kernel is checked over (tests/gpu/test_conformance.cpp
+// on the GPU, tests/kernels/test_conformance_cpu.cpp on the CPU): odd sequence lengths (1, 17, 130,
+// 257), GQA and MQA, causal, sliding windows, Sq != Sk both ways, several head dims, in each dtype
+// given. Each case runs through the engine itself (make_engine), so it is checked by the engine's
+// rule (profiling/engine/check.*) against its reference; a kernel's why_not refusals are skips.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/registry.hpp"
+#include "profiling/engine/engine.hpp"
+#include "profiling/sweep/variant.hpp"
+
+namespace attn::test {
+
+struct ConformanceCase {
+  std::string name;
+  Problem problem;
+};
+
+inline Problem conformance_problem(std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t sk,
+                                   std::int64_t d, DType t, bool causal = false, Window w = {}) {
+  Problem p;
+  p.batch = 2;
+  p.heads_q = hq;
+  p.heads_kv = hkv;
+  p.seq_q = sq;
+  p.seq_kv = sk;
+  p.head_dim = p.head_dim_v = d;
+  p.dtype = t;
+  p.causal = causal;
+  p.window = w;
+  return p;
+}
+
+inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>& dtypes) {
+  std::vector<ConformanceCase> out;
+  for (DType t : dtypes) {
+    const std::string dt(to_string(t));
+    auto add = [&](const std::string& name, const Problem& p) { out.push_back({name + "_" + dt, p}); };
+    add("s1", conformance_problem(4, 4, 1, 1, 64, t));
+    add("s17", conformance_problem(4, 4, 17, 17, 64, t));
+    add("s130", conformance_problem(4, 4, 130, 130, 64, t));
+    add("s257", conformance_problem(4, 4, 257, 257, 64, t));
+    add("s17_causal", conformance_problem(4, 4, 17, 17, 64, t, true));
+    add("s257_causal", conformance_problem(4, 4, 257, 257, 64, t, true));
+    add("gqa42_s130_causal", conformance_problem(4, 2, 130, 130, 64, t, true));
+    add("mqa41_s257", conformance_problem(4, 1, 257, 257, 64, t));
+    add("sq17_sk130_causal", conformance_problem(4, 2, 17, 130, 64, t, true));
+    add("sq257_sk130_causal", conformance_problem(4, 4, 257, 130, 64, t, true));  // 127 rows see no key
+    add("sq1_sk257_decode", conformance_problem(4, 1, 1, 257, 64, t, true));
+    add("win16_0_s257", conformance_problem(4, 4, 257, 257, 64, t, false, {16, 0}));
+    add("win32_32_sq130_sk257", conformance_problem(4, 2, 130, 257, 64, t, false, {32, 32}));
+    add("causal_win8_s130", conformance_problem(4, 4, 130, 130, 64, t, true, {8, -1}));
+    add("d128_s130_causal", conformance_problem(4, 2, 130, 130, 128, t, true));
+    add("d256_s17", conformance_problem(4, 4, 17, 17, 256, t));
+    add("d512_s130_causal", conformance_problem(4, 1, 130, 130, 512, t, true));
+  }
+  return out;
+}
+
+// A protocol that checks every case and times it only briefly: conformance is about the check.
+inline Protocol conformance_protocol() {
+  Protocol p;
+  p.warmup_ms = 0;
+  p.min_samples = 1;
+  p.max_samples = 3;
+  p.max_time_s = 0.01;
+  p.metrics = "none";
+  return p;
+}
+
+// The registered kernels of `backend`, by id (the suites' parameters).
+inline std::vector<std::string> registered_kernels(Backend backend) {
+  std::vector<std::string> ids;
+  for (const KernelSpec& k : kernel_registry())
+    if (k.backend == backend) ids.push_back(k.id);
+  return ids;
+}
+
+// The few matrix shapes each knob value is also checked on: a ragged causal GQA square, rows that
+// see no key, a two-sided window with Sq < Sk, a tiny odd length.
+inline std::vector<ConformanceCase> knob_matrix(const std::vector<DType>& dtypes) {
+  std::vector<ConformanceCase> out;
+  for (ConformanceCase& c : conformance_matrix(dtypes)) {
+    const std::string shape = c.name.substr(0, c.name.rfind('_'));  // less the dtype
+    for (const char* keep : {"gqa42_s130_causal", "sq257_sk130_causal", "win32_32_sq130_sk257", "s17"})
+      if (shape == keep) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Each declared value of each knob that is not its default, one knob at a time.
+inline std::vector<Knobs> knob_variants(const KernelSpec& spec) {
+  std::vector<Knobs> out;
+  for (const KnobSpec& knob : spec.knobs)
+    for (int v : knob.values)
+      if (v != knob.default_value) out.push_back(Knobs{{knob.name, v}});
+  return out;
+}
+
+// Runs `kernel` with `knobs` over `cases` on `engine`: every case must be ok or skipped (a
+// refusal); each failure is reported with its case and reason. Prints one summary line:
+//   [conformance] <variant label>: <n> pass, <n> skip, <n> fail
+// and returns how many cases passed and failed (a kernel that took none is all refusals).
+struct ConformanceCounts {
+  int pass = 0, skip = 0, fail = 0;
+  std::string first_refusal;
+};
+
+inline ConformanceCounts run_conformance(CaseEngine& engine, const std::string& kernel, const Knobs& knobs,
+                                         const std::vector<ConformanceCase>& cases) {
+  ConformanceCounts n;
+  const std::string label = variant_label(kernel, knobs);
+  for (const ConformanceCase& cc : cases) {
+    Case c;
+    c.kernel = kernel;
+    c.knobs = knobs;
+    c.problem = cc.problem;
+    const CaseResult r = engine.run(c);
+    if (r.status == Status::ok) {
+      ++n.pass;
+      EXPECT_TRUE(r.correctness && r.correctness->pass)
+          << label << " " << cc.name << ": ok without a passed check";
+    } else if (r.status == Status::skipped) {
+      ++n.skip;
+      if (n.first_refusal.empty()) n.first_refusal = cc.name + ": " + r.reason;
+    } else {
+      ++n.fail;
+      ADD_FAILURE() << label << " " << cc.name << " (" << cc.problem.full_label()
+                    << "): " << to_string(r.status) << ": " << r.reason;
+    }
+    if (engine.context_lost()) {
+      ADD_FAILURE() << "the CUDA context was lost at " << label << " " << cc.name << ": "
+                    << engine.context_lost_reason();
+      break;
+    }
+  }
+  std::cout << "[conformance] " << label << ": " << n.pass << " pass, " << n.skip << " skip, " << n.fail
+            << " fail\n";
+  return n;
+}
+
+// The whole matrix with the kernel's default knobs; skips the test (naming the first refusal) when
+// the kernel took no case at all.
+inline void run_conformance(CaseEngine& engine, const std::string& kernel, const std::vector<DType>& dtypes) {
+  const ConformanceCounts n = run_conformance(engine, kernel, {}, conformance_matrix(dtypes));
+  if (n.pass == 0 && n.fail == 0)
+    GTEST_SKIP() << kernel << " refused every conformance case, e.g. " << n.first_refusal;
+}
+
+// Every non-default knob value on the knob matrix.
+inline void run_knob_conformance(CaseEngine& engine, const std::string& kernel,
+                                 const std::vector<DType>& dtypes) {
+  const KernelSpec* spec = find_kernel(kernel);
+  ASSERT_NE(spec, nullptr) << kernel;
+  const std::vector<Knobs> variants = knob_variants(*spec);
+  if (variants.empty()) GTEST_SKIP() << kernel << " declares no knobs";
+  const std::vector<ConformanceCase> cases = knob_matrix(dtypes);
+  int pass = 0, fail = 0;
+  for (const Knobs& k : variants) {
+    const ConformanceCounts n = run_conformance(engine, kernel, k, cases);
+    pass += n.pass;
+    fail += n.fail;
+    if (engine.context_lost()) return;
+  }
+  if (pass == 0 && fail == 0) GTEST_SKIP() << kernel << ": every knob variant refused every case";
+}
+
+inline std::string kernel_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& ch : name)
+    if (ch == '.') ch = '_';
+  return name;
+}
+
+}  // namespace attn::test
