@@ -13,21 +13,10 @@
 #include "app/cli/peaks_command.hpp"
 #include "app/cli/plot_command.hpp"
 #include "app/cli/report_commands.hpp"
-#include "app/cli/sweep_flags.hpp"
+#include "app/cli/run_flags.hpp"
+#include "profiling/sweep/command_line.hpp"
 
 namespace attn::cli {
-
-namespace {
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/=+@%") ==
-          std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attnscope: sweep, check, time and profile attention kernels"};
@@ -38,11 +27,7 @@ int main(int argc, char** argv) {
   RunOptions run_options;
   CLI::App* run =
       app.add_subcommand("run", "Plan a sweep, then check and time every case; writes runs/<id>/");
-  add_sweep_flags(*run, run_options.sweep);
-  run->add_flag("--quiet", run_options.quiet, "No progress output; the summary still prints");
-  run->add_flag("--report", run_options.report,
-                "When the sweep ends, write report.md and its figures (PNG and SVG) into the run directory");
-  add_isolation_flags(*run, run_options.isolation);
+  add_run_flags(*run, run_options);
 
   WorkerOptions worker_options;
   CLI::App* worker = app.add_subcommand(
@@ -92,10 +77,7 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
 
-  for (int i = 0; i < argc; ++i) {
-    if (i) run_options.command_line += ' ';
-    run_options.command_line += shell_quote(argv[i]);
-  }
+  run_options.command_line = join_command_line(std::vector<std::string>(argv, argv + argc));
   if (*kernels) return list_kernels(kernels_json);
   if (*devices) return list_devices(devices_json);
   if (*peaks) return show_peaks(peaks_options);

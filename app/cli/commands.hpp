@@ -17,8 +17,9 @@ constexpr int kExitBadInput = 2;
 struct RunOptions {
   SweepOverrides sweep;
   bool quiet = false;
-  bool report = false;  // write report.md and its figures (PNG + SVG) into the run directory at the end
-  std::string command_line;
+  bool plan_only = false;    // --plan-only: write OUT/plan.jsonl and exit
+  bool report = false;       // write report.md and its figures (PNG + SVG) into the run directory at the end
+  std::string command_line;  // as typed, for the run record (not a flag)
   IsolationOptions isolation;
 };
 

@@ -28,6 +28,10 @@ void add_isolation_flags(CLI::App& cmd, IsolationOptions& o) {
       fmt::format("a case without a result after this long is recorded as `timeout` and its worker is "
                   "killed and replaced (default {:g})",
                   kDefaultCaseTimeout_s));
+  text_option(cmd, "--worker-start-timeout", o.worker_start_timeout, "SECONDS",
+              fmt::format("a worker (or --worker-cmd command) that has not answered the handshake with its "
+                          "device record after this long is killed; its start failed (default {:g})",
+                          kDefaultWorkerStartTimeout_s));
   text_option(
       cmd, "--resume", o.resume, "DIR",
       "continue an interrupted run in DIR: finished cases are skipped, a torn last line is dropped; with "
@@ -40,7 +44,8 @@ void add_isolation_flags(CLI::App& cmd, IsolationOptions& o) {
          "--worker-cmd", o.worker_cmds,
          "start workers through this shell command instead of this attnscope, e.g. 'ssh gpu7 attnscope "
          "worker' or 'srun --gpus=1 attnscope worker'; it gets ATTNSCOPE_WORKER_DEVICE and the setup on "
-         "stdin; repeat for more hosts (each command x each --devices entry is one worker)")
+         "stdin; repeat for more hosts (each command x each --devices entry is one worker); '' = this "
+         "attnscope")
       ->type_name("CMD")
       ->group(kGroup)
       ->allow_extra_args(false);

@@ -153,4 +153,13 @@ void ProgressReporter::redraw_locked() {
   std::fflush(m_out);
 }
 
+void ProgressObserver::case_started(std::size_t, const Case& c) {
+  m_bar.begin_case(m_recorded, c.kernel + " " + config_label(c.problem, c.knobs));
+}
+
+void ProgressObserver::case_recorded(std::size_t, const CaseResult& r) {
+  m_bar.end_case(r);
+  ++m_recorded;
+}
+
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "profiling/result.hpp"
+#include "reports/run_session.hpp"
 
 namespace attn {
 
@@ -55,6 +56,20 @@ class ProgressReporter {
   std::array<std::size_t, 7> m_status_counts{};
   bool m_finished_called = false;
   mutable std::mutex m_mutex;  // a supervisor may report from one thread per worker
+};
+
+// The progress bar as an observer of a RunSession: the live line per case started, a line or a
+// redraw per case recorded.
+class ProgressObserver final : public RunObserver {
+ public:
+  ProgressObserver(std::FILE* out, std::size_t total, bool interactive) : m_bar(out, total, interactive) {}
+  void case_started(std::size_t index, const Case& c) override;
+  void case_recorded(std::size_t index, const CaseResult& r) override;
+  void finish() { m_bar.finish(); }
+
+ private:
+  ProgressReporter m_bar;
+  std::size_t m_recorded = 0;
 };
 
 // "[  3/120] cpu.flash 1x2x64x32 fp32 full: ok 0.123 ms 0.050 TFLOPS": k (right-aligned to the

@@ -23,9 +23,11 @@
 #include "profiling/sweep/variant.hpp"
 #include "profiling/worker/shard.hpp"
 #include "profiling/worker/supervisor.hpp"
+#include "profiling/worker/worker_slots.hpp"
 #include "reports/csv_writer.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/plan_store.hpp"
+#include "reports/run_session.hpp"
 #include "reports/summary_table.hpp"
 #include "reports/text_format.hpp"
 #include "reports/worker_json.hpp"
@@ -36,8 +38,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) { g_interrupted = 1; }
+volatile std::sig_atomic_t g_interrupted = 0;  // the signal that stopped the run, 0 = none
+extern "C" void on_stop_signal(int sig) { g_interrupted = sig; }
 
 // Bad flags or files found while setting the run up: exit 2 with this message.
 class BadInput : public std::runtime_error {
@@ -64,9 +66,10 @@ bool same_protocol(const Protocol& a, const Protocol& b) {
   return protocol_to_json(a) == protocol_to_json(b);
 }
 
-double parse_case_timeout(const IsolationOptions& iso) {
-  if (!iso.case_timeout) return kDefaultCaseTimeout_s;
-  const std::string& text = *iso.case_timeout;
+// Seconds > 0 (at most 30 days) from the text of `flag`; `fallback` when the flag is absent.
+double parse_seconds(const std::optional<std::string>& value, const char* flag, double fallback) {
+  if (!value) return fallback;
+  const std::string& text = *value;
   double v = 0;
   std::size_t used = 0;
   try {
@@ -75,8 +78,8 @@ double parse_case_timeout(const IsolationOptions& iso) {
     used = 0;
   }
   if (used != text.size() || !std::isfinite(v) || v <= 0 || v > 30 * 24 * 3600.0)
-    throw BadInput(fmt::format("--case-timeout '{}': expected seconds > 0 (e.g. 5, 0.5, 3600; default {:g})",
-                               text, kDefaultCaseTimeout_s));
+    throw BadInput(
+        fmt::format("{} '{}': expected seconds > 0 (e.g. 5, 0.5, 3600; default {:g})", flag, text, fallback));
   return v;
 }
 
@@ -204,112 +207,6 @@ void plan_for_resume(const RunOptions& options, const std::optional<Shard>& shar
   rp.file = std::move(stored);
 }
 
-// Everything the loop updates: results by plan position, the files, progress and the exit code.
-class RunState {
- public:
-  RunState(const RunPlan& rp, bool quiet) : m_rp(rp), m_results(rp.file.cases.size()), m_quiet(quiet) {
-    for (std::size_t i = 0; i < rp.file.cases.size(); ++i) m_index[rp.file.cases[i].case_id] = i;
-  }
-
-  // Fresh run: plan.jsonl, then results.jsonl with `run` as its first line (O_EXCL unless --force).
-  void open_fresh(const RunInfo& run, bool force) {
-    m_run = run;
-    std::error_code ec;
-    fs::create_directories(m_rp.out_dir, ec);
-    if (ec) throw ResultsIoError(m_rp.out_dir.string() + ": cannot create directory: " + ec.message());
-    write_plan(m_rp.out_dir / "plan.jsonl", m_rp.file);
-    m_writer.emplace(JsonlWriter::create(m_rp.out_dir / "results.jsonl", run, force));
-  }
-
-  void adopt_resumed(JsonlWriter writer, LoadedRun loaded) {
-    m_writer.emplace(std::move(writer));
-    m_run = loaded.run;
-    for (CaseResult& r : loaded.cases) {
-      const auto it = m_index.find(r.case_id);
-      if (it == m_index.end()) {
-        m_foreign.push_back(std::move(r));  // a line not in this plan: kept, never rerun
-      } else if (!m_results[it->second]) {
-        m_results[it->second] = std::move(r);
-        ++m_resumed;
-      }
-    }
-  }
-
-  bool has_writer() const { return m_writer.has_value(); }
-  const RunInfo& run_info() const { return m_run; }
-  std::size_t resumed() const { return m_resumed; }
-  bool finished(std::size_t i) const { return m_results[i].has_value(); }
-
-  void start_progress(std::size_t total) {
-    if (!m_quiet) m_progress.emplace(stderr, total, stderr_is_terminal());
-  }
-  void begin(std::size_t i) {
-    const Case& c = m_rp.file.cases[i];
-    if (m_progress) m_progress->begin_case(m_recorded, c.kernel + " " + config_label(c.problem, c.knobs));
-  }
-
-  // Appends the line (write + fsync) and keeps the result. A failing disk stops the run.
-  void record(std::size_t i, CaseResult r) {
-    if (m_results[i]) return;  // finished already (a resumed line): a second line would duplicate it
-    if (m_writer && m_fatal.empty()) {
-      try {
-        m_writer->append(r);
-      } catch (const std::exception& e) {
-        m_fatal = std::string("cannot append to results.jsonl: ") + e.what();
-      }
-    }
-    if (m_progress) m_progress->end_case(r);
-    ++m_recorded;
-    m_results[i] = std::move(r);
-  }
-
-  // Plan-time skips are finished cases too: recorded as soon as the file is open.
-  void record_planned_skips() {
-    for (std::size_t i = 0; i < m_rp.file.cases.size(); ++i) {
-      const Case& c = m_rp.file.cases[i];
-      if (c.skip_reason.empty() || finished(i)) continue;
-      begin(i);
-      record(i, planned_skip_record(c));
-    }
-  }
-
-  void fail(std::string why) {
-    if (m_fatal.empty()) m_fatal = std::move(why);
-  }
-  const std::string& fatal() const { return m_fatal; }
-  std::size_t recorded() const { return m_recorded; }
-
-  // Finishes progress and the file; returns every result, in plan order (foreign lines last).
-  std::vector<CaseResult> close() {
-    if (m_progress) m_progress->finish();
-    m_progress.reset();
-    if (m_writer) {
-      try {
-        m_writer->close();
-      } catch (const std::exception& e) {
-        fail(std::string("cannot close results.jsonl: ") + e.what());
-      }
-    }
-    std::vector<CaseResult> all;
-    for (auto& r : m_results)
-      if (r) all.push_back(*r);
-    all.insert(all.end(), m_foreign.begin(), m_foreign.end());
-    return all;
-  }
-
- private:
-  const RunPlan& m_rp;
-  std::vector<std::optional<CaseResult>> m_results;
-  std::vector<CaseResult> m_foreign;
-  std::map<std::string, std::size_t> m_index;
-  std::optional<JsonlWriter> m_writer;
-  RunInfo m_run;
-  std::optional<ProgressReporter> m_progress;
-  bool m_quiet;
-  std::size_t m_recorded = 0, m_resumed = 0;
-  std::string m_fatal;
-};
-
 RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   RunInfo run;
   run.run_id = new_run_id(rp.spec.name);
@@ -319,20 +216,6 @@ RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   run.command_line = options.command_line;
   run.protocol = rp.spec.protocol;
   run.baseline = rp.spec.baseline;
-  return run;
-}
-
-// The run record of a supervised run: the first worker's device record, with this run's identity.
-RunInfo run_info_from_device(const RunInfo& device, const RunInfo& base) {
-  RunInfo run = device;
-  run.schema = base.schema;
-  run.run_id = base.run_id;
-  run.started_at = base.started_at;
-  run.version = base.version;
-  run.git_commit = base.git_commit;
-  run.command_line = base.command_line;
-  run.protocol = base.protocol;
-  run.baseline = base.baseline;
   return run;
 }
 
@@ -360,70 +243,47 @@ std::vector<WorkerSlot> worker_slots(const IsolationOptions& iso, const RunPlan&
       throw BadInput(e.what());
     }
   }
-  std::vector<std::string> commands = iso.worker_cmds;
-  if (commands.empty()) commands.emplace_back();  // this executable
-  const std::string self = self_executable();
-  std::vector<WorkerSlot> slots;
-  for (const std::string& cmd : commands) {
-    if (!cmd.empty() && cmd.find_first_not_of(" \t") == std::string::npos)
-      throw BadInput("--worker-cmd '': expected a shell command that runs `attnscope worker`");
-    for (int d : devices) {
-      WorkerSlot s;
-      if (cmd.empty())
-        s.launch.argv = {self, "worker"};
-      else
-        s.launch.shell_command = cmd;
-      s.launch.env = {{"ATTNSCOPE_WORKER_DEVICE", std::to_string(d)}};
-      s.setup.backend = rp.backend;
-      s.setup.device = d;
-      s.setup.protocol = rp.spec.protocol;
-      s.setup.debug_kernels = rp.file.debug_kernels;
-      s.label = fmt::format("w{} (device {}{})", slots.size(), d, cmd.empty() ? "" : " via '" + cmd + "'");
-      slots.push_back(std::move(s));
-    }
+  WorkerSetup setup;
+  setup.backend = rp.backend;
+  setup.protocol = rp.spec.protocol;
+  setup.debug_kernels = rp.file.debug_kernels;
+  try {
+    return make_worker_slots(iso.worker_cmds, devices, self_executable(), setup);
+  } catch (const SpecError& e) {
+    throw BadInput(e.what());
   }
-  return slots;
 }
 
-class RunEvents final : public SupervisorEvents {
+// The session's notices (a worker on another GPU than the run record's) on stderr, --quiet or not.
+class NoticePrinter final : public RunObserver {
  public:
-  RunEvents(RunState& state, const RunInfo& base, bool force, std::FILE* log)
-      : m_state(state), m_base(base), m_force(force), m_log(log) {}
+  void notice(const std::string& text) override {
+    std::fprintf(stderr, "\nattnscope run: note: %s\n", text.c_str());
+  }
+};
 
-  void worker_ready(std::size_t slot, const RunInfo& device) override {
-    if (m_state.has_writer()) {
-      const RunInfo& run = m_state.run_info();
-      if (run.gpu && device.gpu && run.gpu->name != device.gpu->name && !m_warned) {
-        std::fprintf(stderr, "attnscope run: note: this run started on %s; worker %zu runs on %s\n",
-                     run.gpu->name.c_str(), slot, device.gpu->name.c_str());
-        m_warned = true;
-      }
-      return;
-    }
-    try {
-      m_state.open_fresh(run_info_from_device(device, m_base), m_force);
-      m_state.record_planned_skips();
-    } catch (const std::exception& e) {
-      m_state.fail(e.what());
-    }
+// The stop check of the session: SIGINT or SIGTERM arrived.
+bool interrupted() { return g_interrupted != 0; }
+
+// SIGINT and SIGTERM stop the run the same way (workers' process groups killed, finished cases
+// kept); restored on destruction.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_interrupted = 0;
+    m_int = std::signal(SIGINT, on_stop_signal);
+    m_term = std::signal(SIGTERM, on_stop_signal);
   }
-  void case_started(std::size_t index, std::size_t) override { m_state.begin(index); }
-  void case_finished(std::size_t index, CaseResult result) override {
-    m_state.record(index, std::move(result));
+  ~StopSignals() {
+    std::signal(SIGINT, m_int);
+    std::signal(SIGTERM, m_term);
   }
-  void worker_log(std::size_t slot, const std::string& line) override {
-    if (!m_log) return;
-    std::fprintf(m_log, "%s [w%zu] %s\n", utc_now("%H:%M:%S").c_str(), slot, line.c_str());
-    std::fflush(m_log);
-  }
-  bool stop_requested() override { return g_interrupted != 0 || !m_state.fatal().empty(); }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  RunState& m_state;
-  const RunInfo& m_base;
-  bool m_force;
-  std::FILE* m_log;
-  bool m_warned = false;
+  void (*m_int)(int) = SIG_DFL;
+  void (*m_term)(int) = SIG_DFL;
 };
 
 }  // namespace
@@ -437,10 +297,12 @@ int run_sweep(const RunOptions& options) {
   const IsolationOptions& iso = options.isolation;
   RunPlan rp;
   double case_timeout_s = kDefaultCaseTimeout_s;
-  std::optional<JsonlWriter> resumed_writer;
+  double start_timeout_s = kDefaultWorkerStartTimeout_s;
   LoadedRun loaded;
   try {
-    case_timeout_s = parse_case_timeout(iso);
+    case_timeout_s = parse_seconds(iso.case_timeout, "--case-timeout", kDefaultCaseTimeout_s);
+    start_timeout_s =
+        parse_seconds(iso.worker_start_timeout, "--worker-start-timeout", kDefaultWorkerStartTimeout_s);
     std::optional<Shard> shard;
     if (iso.shard) {
       try {
@@ -452,6 +314,11 @@ int run_sweep(const RunOptions& options) {
     if (iso.in_process && (iso.devices || !iso.worker_cmds.empty()))
       throw BadInput(std::string(iso.devices ? "--devices" : "--worker-cmd") +
                      " needs worker processes; drop --in-process (which runs every case in this process)");
+    if (iso.resume && options.plan_only)
+      throw BadInput(
+          fmt::format("--plan-only and --resume {}: a run directory already holds its plan "
+                      "({}/plan.jsonl); drop --plan-only to run it",
+                      *iso.resume, *iso.resume));
     if (iso.resume) {
       const fs::path dir = *iso.resume;
       if (options.sweep.out && fs::path(*options.sweep.out) != dir)
@@ -474,11 +341,6 @@ int run_sweep(const RunOptions& options) {
       }
       plan_for_resume(options, shard, rp, loaded.run);
       rp.out_dir = dir;
-      try {
-        resumed_writer.emplace(JsonlWriter::resume(results, loaded));
-      } catch (const std::exception& e) {
-        throw BadInput(fmt::format("--resume {}: {}", dir.string(), e.what()));
-      }
     } else {
       if (iso.debug_kernels) enable_debug_kernels(backend_before_spec(options.sweep));
       plan_from_flags(options, shard, iso.debug_kernels, rp);
@@ -489,7 +351,7 @@ int run_sweep(const RunOptions& options) {
             fmt::format("--out {}: is a file, not a directory; --out names the run directory "
                         "that will hold results.jsonl (choose a new path)",
                         rp.out_dir.string()));
-      if (!rp.spec.force && fs::exists(rp.out_dir / "results.jsonl"))
+      if (!rp.spec.force && !options.plan_only && fs::exists(rp.out_dir / "results.jsonl"))
         throw BadInput((rp.out_dir / "results.jsonl").string() +
                        ": results file already exists; pass --force to overwrite it, choose a new --out, or "
                        "continue it with --resume " +
@@ -506,24 +368,38 @@ int run_sweep(const RunOptions& options) {
     return kExitBadInput;
   }
 
-  RunState state(rp, options.quiet);
   const RunInfo base = base_run_info(options, rp);
-  if (resumed_writer) {
-    for (const std::string& w : loaded.warnings) std::fprintf(stderr, "attnscope run: %s\n", w.c_str());
-    state.adopt_resumed(std::move(*resumed_writer), std::move(loaded));
+  SessionSetup setup;
+  setup.out_dir = rp.out_dir;
+  setup.plan = rp.file;
+  setup.base = base;
+  setup.force = rp.spec.force;
+  std::unique_ptr<RunSession> session;
+  try {
+    if (iso.resume) {
+      for (const std::string& w : loaded.warnings) std::fprintf(stderr, "attnscope run: %s\n", w.c_str());
+      try {
+        session = std::make_unique<RunSession>(std::move(setup), std::move(loaded));
+      } catch (const std::exception& e) {
+        throw BadInput(fmt::format("--resume {}: {}", rp.out_dir.string(), e.what()));
+      }
+    } else {
+      // The plan is on disk before any worker starts: a run whose workers never answer leaves it.
+      session = std::make_unique<RunSession>(std::move(setup));
+    }
+  } catch (const BadInput& e) {
+    std::fprintf(stderr, "attnscope run: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnscope run: %s\n", e.what());
+    return kExitCaseFailed;
   }
-
-  const std::vector<Case>& cases = rp.file.cases;
-  std::vector<std::size_t> pending;
-  std::size_t skipped_at_plan = 0, skips_left = 0;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const bool skip = !cases[i].skip_reason.empty();
-    skipped_at_plan += skip ? 1 : 0;
-    if (state.finished(i)) continue;
-    if (skip)
-      ++skips_left;
-    else
-      pending.push_back(i);
+  const std::vector<Case>& cases = session->cases();
+  if (options.plan_only) {
+    std::printf("plan: %zu cases (%zu skipped at planning) on %s -> %s\n", cases.size(),
+                session->skipped_at_plan(), std::string(to_string(rp.backend)).c_str(),
+                (rp.out_dir / "plan.jsonl").c_str());
+    return kExitOk;
   }
 
   std::unique_ptr<CaseEngine> engine;
@@ -555,30 +431,32 @@ int run_sweep(const RunOptions& options) {
                           : fmt::format(", {} worker{}", slots.size(), slots.size() == 1 ? "" : "s");
   std::fprintf(
       stderr, "attnscope run: %zu cases (%zu skipped at planning%s%s) on %s -> %s\n", cases.size(),
-      skipped_at_plan, state.resumed() ? fmt::format(", {} already finished", state.resumed()).c_str() : "",
+      session->skipped_at_plan(),
+      session->resumed() ? fmt::format(", {} already finished", session->resumed()).c_str() : "",
       rp.file.shard
           ? fmt::format(", shard {} of {} planned", rp.file.shard->text(), rp.file.plan_cases).c_str()
           : "",
       where.c_str(), rp.out_dir.c_str());
 
-  g_interrupted = 0;
-  auto previous = std::signal(SIGINT, on_sigint);
-  state.start_progress(pending.size() + skips_left);
+  const std::vector<std::size_t> pending = session->pending();
+  StopSignals signals;
+  session->set_stop_check(interrupted);
+  NoticePrinter notices;
+  session->add_observer(&notices);
+  std::optional<ProgressObserver> progress;
+  if (!options.quiet) {
+    progress.emplace(stderr, session->to_record(), stderr_is_terminal());
+    session->add_observer(&*progress);
+  }
+  session->start();
   SupervisorSummary summary;
   bool context_lost = false;
   if (engine) {
-    if (!state.has_writer()) {
-      try {
-        state.open_fresh(in_process_run, rp.spec.force);
-      } catch (const std::exception& e) {
-        state.fail(e.what());
-      }
-    }
-    if (state.fatal().empty()) state.record_planned_skips();
-    for (std::size_t n = 0; n < pending.size() && !g_interrupted && state.fatal().empty(); ++n) {
+    session->open(in_process_run);
+    for (std::size_t n = 0; n < pending.size() && !session->stop_requested(); ++n) {
       const std::size_t i = pending[n];
-      state.begin(i);
-      state.record(i, engine->run(cases[i]));
+      session->case_started(i, 0);
+      session->case_finished(i, engine->run(cases[i]));
       if (engine->context_lost()) {
         std::fprintf(stderr,
                      "\nattnscope run: the CUDA context was lost (%s); the %zu remaining cases are not run "
@@ -589,46 +467,42 @@ int run_sweep(const RunOptions& options) {
       }
     }
   } else {
-    std::error_code ec;
-    fs::create_directories(rp.out_dir, ec);
-    std::FILE* log = std::fopen((rp.out_dir / "workers.log").c_str(), iso.resume ? "a" : "w");
-    if (state.has_writer()) state.record_planned_skips();
+    session->use_workers(slots);
     SupervisorOptions sup;
     sup.slots = std::move(slots);
     sup.case_timeout_s = case_timeout_s;
-    sup.start_timeout_s = std::max(120.0, case_timeout_s);
-    RunEvents events(state, base, rp.spec.force, log);
+    sup.start_timeout_s = start_timeout_s;
     const JsonWorkerCodec codec;
-    summary = supervise(cases, pending, sup, codec, events);
-    if (log) std::fclose(log);
+    summary = supervise(cases, pending, sup, codec, *session);
   }
-  const bool interrupted = g_interrupted != 0;
-  std::signal(SIGINT, previous);
-  std::vector<CaseResult> results = state.close();
+  const int stop_signal = g_interrupted;
+  if (progress) progress->finish();
+  std::vector<CaseResult> results = session->close();
 
   int exit_code = kExitOk;
   for (const CaseResult& r : results)
     if (failed(r.status)) exit_code = kExitCaseFailed;
-  if (!state.fatal().empty()) {
-    std::fprintf(stderr, "attnscope run: stopped: %s\n", state.fatal().c_str());
+  if (!session->fatal().empty()) {
+    std::fprintf(stderr, "attnscope run: stopped: %s\n", session->fatal().c_str());
     exit_code = kExitCaseFailed;
   }
   for (const std::string& e : summary.errors) std::fprintf(stderr, "attnscope run: %s\n", e.c_str());
   if (!summary.errors.empty())
     std::fprintf(stderr, "attnscope run: worker output is in %s\n", (rp.out_dir / "workers.log").c_str());
-  if (!state.has_writer()) {
-    // Nothing is on disk, so there is nothing to --resume: the run starts over.
-    std::fprintf(stderr, "attnscope run: %s; no results were written\n",
-                 interrupted ? "interrupted before a worker was ready" : "no worker started");
-    return interrupted ? 130 : kExitCaseFailed;
+  if (!session->has_results_file()) {
+    // No results are on disk, so there is nothing to --resume: the run starts over (its plan is kept).
+    std::fprintf(stderr, "attnscope run: %s; no results were written; the plan is in %s\n",
+                 stop_signal != 0 ? "interrupted before a worker was ready" : "no worker started",
+                 (rp.out_dir / "plan.jsonl").c_str());
+    return stop_signal != 0 ? 128 + stop_signal : kExitCaseFailed;
   }
   std::size_t unfinished = 0;
-  for (std::size_t i : pending) unfinished += state.finished(i) ? 0 : 1;
-  if (interrupted) {
+  for (std::size_t i : pending) unfinished += session->finished(i) ? 0 : 1;
+  if (stop_signal != 0) {
     std::fprintf(stderr,
-                 "attnscope run: interrupted after %zu of %zu cases; results so far are kept; continue with "
-                 "attnscope run --resume %s\n",
-                 results.size(), cases.size(), rp.out_dir.c_str());
+                 "attnscope run: interrupted after %zu of %zu cases (%s); results so far are kept; continue "
+                 "with attnscope run --resume %s\n",
+                 results.size(), cases.size(), signal_name(stop_signal).c_str(), rp.out_dir.c_str());
   } else if ((!summary.not_run.empty() || context_lost) && unfinished > 0) {
     std::fprintf(stderr,
                  "attnscope run: %zu cases were not run; once the cause is fixed, run them with "
@@ -637,22 +511,16 @@ int run_sweep(const RunOptions& options) {
     exit_code = kExitCaseFailed;
   }
 
-  try {
-    write_results_csv(rp.out_dir / "results.csv", results);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnscope run: cannot write results.csv: %s\n", e.what());
-    exit_code = kExitCaseFailed;
-  }
   std::fputs(format_summary(results, rp.spec.baseline).c_str(), stdout);
   std::printf("results: %s\n         %s\n", (rp.out_dir / "results.jsonl").c_str(),
               (rp.out_dir / "results.csv").c_str());
-  if (options.report && !interrupted) {
+  if (options.report && stop_signal == 0) {
     std::fflush(stdout);
     ReportCommandOptions report;
     report.results = {rp.out_dir.string()};
     if (make_report(report, options.command_line) != kExitOk) exit_code = kExitCaseFailed;
   }
-  return interrupted ? 130 : exit_code;
+  return stop_signal != 0 ? 128 + stop_signal : exit_code;
 }
 
 }  // namespace attn::cli

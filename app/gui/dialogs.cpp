@@ -32,6 +32,8 @@ const char* title_of(Kind k) {
       return "Export Markdown report (folder)";
     case Kind::save_preset:
       return "Save sweep preset";
+    case Kind::resume_sweep:
+      return "Resume sweep (run folder)";
     case Kind::none:
       break;
   }
@@ -58,7 +60,8 @@ void browser(GuiState& s) {
     if (name.starts_with(".")) continue;
     const bool dir = e.is_directory(ec);
     const bool run_dir = dir && fs::exists(e.path() / "results.jsonl", ec);
-    if (!dir && d.kind == Kind::open && e.path().extension() != ".jsonl") continue;
+    if (!dir && (d.kind == Kind::open || d.kind == Kind::resume_sweep) && e.path().extension() != ".jsonl")
+      continue;
     const std::string label = dir ? name + "/" + (run_dir ? "   (run)" : "") : name;
     if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
       if (dir && !(run_dir && d.kind == Kind::open))
@@ -96,6 +99,8 @@ bool accept(GuiState& s) {
       return s.export_report(d.path);
     case Kind::save_preset:
       return s.save_preset(d.path);
+    case Kind::resume_sweep:
+      return s.resume_sweep(d.path);
     case Kind::none:
       break;
   }
@@ -115,7 +120,8 @@ void draw_dialogs(GuiState& s) {
     ImGui::SetNextWindowSize(ImVec2(560 * s.fonts.scale(), 0), ImGuiCond_Appearing);
     if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings)) {
       bool ok = false;
-      ImGui::TextUnformatted(d.kind == Kind::export_report ? "Folder" : "Path");
+      ImGui::TextUnformatted(d.kind == Kind::export_report || d.kind == Kind::resume_sweep ? "Folder"
+                                                                                           : "Path");
       ImGui::SetNextItemWidth(-1);
       if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
       ok |= ImGui::InputText("##path", &d.path, ImGuiInputTextFlags_EnterReturnsTrue);

@@ -48,7 +48,8 @@ struct PathDialog {
     export_csv,
     export_jsonl,
     export_report,
-    save_preset
+    save_preset,
+    resume_sweep
   };
   Kind kind = Kind::none;
   bool just_opened = false;
@@ -89,6 +90,9 @@ class GuiState {
   void close_run(std::uint64_t key);
   void set_run_shown(std::uint64_t key, bool shown);
   void start_sweep();
+  // Continues the run directory `dir` (its plan and protocol) on the form's workers; false and a
+  // toast when it cannot be read.
+  bool resume_sweep(const std::string& dir);
   void stop_job();
   bool start_replay(const std::string& path, double speed);
   bool export_plot_png(const std::string& path, int width, int height, bool roofline);

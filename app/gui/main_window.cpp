@@ -251,6 +251,16 @@ void write_widget_map(const GuiState& s, const fs::path& file, int frame, std::s
   const JobProgress& p = s.progress();
   j["job"] = {{"running", p.running}, {"kind", p.kind},     {"done", p.done},       {"total", p.total},
               {"ok", p.ok},           {"failed", p.failed}, {"message", p.message}, {"backend", p.backend}};
+  j["job"]["resumed"] = p.resumed;
+  j["job"]["out_file"] = p.out_file.string();
+  nlohmann::json workers = nlohmann::json::array();
+  for (const WorkerStatus& ws : p.workers)
+    workers.push_back({{"label", ws.label},
+                       {"state", std::string(to_string(ws.state))},
+                       {"device", ws.device},
+                       {"pid", ws.pid},
+                       {"cases", ws.cases_done}});
+  j["job"]["workers"] = workers;
   nlohmann::json w = nlohmann::json::object();
   for (const auto& [name, r] : s.widget_rects) w[name] = {r.x0, r.y0, r.x1, r.y1};
   j["widgets"] = w;
@@ -267,6 +277,8 @@ void write_widget_map(const GuiState& s, const fs::path& file, int frame, std::s
   j["runs"] = s.runs().size();
   j["selection"] = s.selection ? s.selection->case_id : "";
   j["dialog_open"] = s.dialog.kind != PathDialog::Kind::none;
+  j["dialog_error"] = s.dialog.error;
+  j["toast"] = s.toasts.empty() ? std::string() : s.toasts.back().text;
   std::string text = j.dump();
   if (text == last) return;
   last = text;
@@ -317,6 +329,8 @@ void draw_menu_bar(GuiState& s) {
   }
   if (ImGui::BeginMenu("Run")) {
     if (ImGui::MenuItem("Run sweep", "F5", false, !s.progress().running)) s.start_sweep();
+    if (ImGui::MenuItem("Resume sweep\xe2\x80\xa6", nullptr, false, !s.progress().running))
+      s.open_dialog(PathDialog::Kind::resume_sweep);
     if (ImGui::MenuItem("Stop", "Esc", false, s.progress().running)) s.stop_job();
     ImGui::EndMenu();
   }

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
+#include "app/cli/run_flags.hpp"
 #include "profiling/sweep/preset.hpp"
 
 namespace attn::gui {
@@ -30,22 +32,6 @@ std::string join_map(const std::vector<T>& v, F f, const char* sep = ",") {
 std::string window_text(const Window& w) {
   if (!w.active()) return "none";
   return fmt::format("{},{}", w.left, w.right);
-}
-
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/=+@%") ==
-          std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'')
-      q += "'\\''";
-    else
-      q += c;
-  }
-  q += '\'';
-  return q;
 }
 
 // The text of one axis in one group; empty when the group leaves it at its default.
@@ -78,48 +64,6 @@ std::string protocol_field_text(const Protocol& p, const std::string& key) {
   if (key == "seed") return std::to_string(p.seed);
   if (key == "metrics") return p.metrics;
   return "";
-}
-
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-template <class T, class F>
-std::string toml_array(const std::vector<T>& v, F f) {
-  return "[" + join_map(v, f, ", ") + "]";
-}
-
-void write_group(std::string& out, const SweepGroup& g) {
-  auto ints = [](const std::vector<std::int64_t>& v) {
-    return toml_array(v, [](std::int64_t x) { return std::to_string(x); });
-  };
-  auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
-  if (g.tokens) line("tokens", std::to_string(*g.tokens));
-  if (!g.batch.empty()) line("batch", ints(g.batch));
-  if (g.hidden) line("hidden", std::to_string(*g.hidden));
-  if (!g.heads.empty()) line("heads", ints(g.heads));
-  if (!g.heads_kv.empty()) line("heads_kv", ints(g.heads_kv));
-  if (!g.seq_q.empty()) line("seq_q", ints(g.seq_q));
-  if (!g.seq_kv.empty()) line("seq_kv", ints(g.seq_kv));
-  if (!g.head_dim.empty()) line("head_dim", ints(g.head_dim));
-  if (!g.head_dim_v.empty()) line("head_dim_v", ints(g.head_dim_v));
-  if (!g.dtype.empty())
-    line("dtype", toml_array(g.dtype, [](DType d) { return toml_string(std::string(to_string(d))); }));
-  if (!g.causal.empty()) line("causal", toml_array(g.causal, [](int c) { return std::to_string(c); }));
-  // Always an array of arrays: one window or several read the same way.
-  if (!g.window.empty())
-    line("window",
-         toml_array(g.window, [](const Window& w) { return fmt::format("[{}, {}]", w.left, w.right); }));
 }
 
 }  // namespace
@@ -190,26 +134,40 @@ SweepSpec form_spec(const SweepForm& form, const std::string& presets_dir) {
   return spec_from_overrides(to_overrides(form), presets_dir, "");
 }
 
+std::vector<std::string> worker_commands(const SweepForm& form) {
+  std::vector<std::string> cmds;
+  std::size_t start = 0;
+  while (start <= form.workers.size()) {
+    std::size_t end = form.workers.find('\n', start);
+    if (end == std::string::npos) end = form.workers.size();
+    std::string line = form.workers.substr(start, end - start);
+    const auto first = line.find_first_not_of(" \t\r");
+    const auto last = line.find_last_not_of(" \t\r");
+    line = first == std::string::npos ? std::string() : line.substr(first, last - first + 1);
+    if (line == "local")
+      cmds.emplace_back();
+    else if (!line.empty())
+      cmds.push_back(line);
+    start = end + 1;
+  }
+  // Only local workers: the default, which the command line leaves out.
+  if (std::all_of(cmds.begin(), cmds.end(), [](const std::string& c) { return c.empty(); }) &&
+      cmds.size() <= 1)
+    cmds.clear();
+  return cmds;
+}
+
+cli::RunOptions to_run_options(const SweepForm& form) {
+  cli::RunOptions o;
+  o.sweep = to_overrides(form);
+  o.isolation.worker_cmds = worker_commands(form);
+  if (!form.devices.empty()) o.isolation.devices = form.devices;
+  if (!form.shard.empty()) o.isolation.shard = form.shard;
+  return o;
+}
+
 std::string command_line(const SweepForm& form) {
-  std::string s = "attnscope run";
-  auto add = [&](const char* flag, const std::string& v) {
-    s += ' ';
-    s += flag;
-    s += ' ';
-    s += shell_quote(v);
-  };
-  if (!form.preset.empty()) add("--preset", form.preset);
-  if (form.backend == "cpu" || form.backend == "cuda") add("--backend", form.backend);
-  if (!form.kernels.empty()) add("--kernels", join(form.kernels));
-  if (!form.baseline.empty()) add("--baseline", form.baseline);
-  for (const auto* fields : {&axis_fields(), &protocol_form_fields()})
-    for (const FormField& f : *fields)
-      if (!(form.*f.text).empty()) add(f.flag, form.*f.text);
-  if (form.graphs == "1") s += " --graphs";
-  if (form.graphs == "0") s += " --no-graphs";
-  if (form.no_check == "1") s += " --no-check";
-  if (!form.out.empty()) add("--out", form.out);
-  return s;
+  return cli::run_command_line("attnscope", to_run_options(form));
 }
 
 std::string spec_field_text(const SweepSpec& spec, const std::string& key) {
@@ -227,39 +185,6 @@ std::string spec_field_text(const SweepSpec& spec, const std::string& key) {
   return join(per_group, " | ");
 }
 
-std::string preset_toml(const SweepSpec& spec) {
-  std::string out = "# Sweep preset written by the attnscope GUI (format: docs/presets.md).\n";
-  auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
-  if (!spec.name.empty()) line("name", toml_string(spec.name));
-  if (!spec.description.empty()) line("description", toml_string(spec.description));
-  line("kernels", toml_array(spec.kernels, toml_string));
-  if (!spec.baseline.empty()) line("baseline", toml_string(spec.baseline));
-  if (spec.backend) line("backend", toml_string(std::string(to_string(*spec.backend))));
-  out += "\n[sweep]\n";
-  if (spec.groups.size() == 1) {
-    write_group(out, spec.groups.front());
-  } else {
-    for (const SweepGroup& g : spec.groups) {
-      out += "\n[[group]]\n";
-      write_group(out, g);
-    }
-  }
-  const Protocol& p = spec.protocol;
-  out += "\n[protocol]\n";
-  line("warmup_ms", fmt::format("{}", p.warmup_ms));
-  line("min_samples", std::to_string(p.min_samples));
-  line("max_samples", std::to_string(p.max_samples));
-  line("max_time_s", fmt::format("{}", p.max_time_s));
-  line("noise_pct", fmt::format("{}", p.noise_pct));
-  line("l2", toml_string(std::string(to_string(p.l2))));
-  line("graphs", p.graphs ? "true" : "false");
-  line("graph_batch", std::to_string(p.graph_batch));
-  line("seed", std::to_string(p.seed));
-  line("check", p.check ? "true" : "false");
-  line("metrics", toml_string(p.metrics));
-  return out;
-}
-
 nlohmann::json form_to_json(const SweepForm& form) {
   nlohmann::json j;
   j["preset"] = form.preset;
@@ -271,6 +196,9 @@ nlohmann::json form_to_json(const SweepForm& form) {
   j["graphs"] = form.graphs;
   j["no_check"] = form.no_check;
   j["out"] = form.out;
+  j["workers"] = form.workers;
+  j["devices"] = form.devices;
+  j["shard"] = form.shard;
   return j;
 }
 
@@ -292,6 +220,9 @@ SweepForm form_from_json(const nlohmann::json& j) {
   str("graphs", form.graphs);
   str("no_check", form.no_check);
   str("out", form.out);
+  str("workers", form.workers);
+  str("devices", form.devices);
+  str("shard", form.shard);
   return form;
 }
 

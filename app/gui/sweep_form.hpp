@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/commands.hpp"
 #include "profiling/sweep/overrides.hpp"
 #include "profiling/sweep/sweep_spec.hpp"
 
@@ -24,7 +25,16 @@ struct SweepForm {
   std::string graphs;    // "" | "1" | "0"
   std::string no_check;  // "" | "1"
   std::string out;       // results directory; empty = runs/<run-id>
+  // Where cases run: worker commands, one per line (`ssh gpu7 attnscope worker`; `local` = this
+  // executable); empty = one local worker. Each command x each device is one worker.
+  std::string workers;
+  std::string devices;  // --devices: "0,1", "all"; empty = device 0
+  std::string shard;    // --shard k/n; empty = the whole plan
 };
+
+// The worker commands of the form's worker list: blank lines dropped, `local` as "" (this
+// executable), in order.
+std::vector<std::string> worker_commands(const SweepForm& form);
 
 // One text field of the form, the flag it stands for and where it goes in SweepOverrides.
 struct FormField {
@@ -42,16 +52,14 @@ SweepOverrides to_overrides(const SweepForm& form);
 // The run this form describes: the preset (when set) with the fields applied. Throws SpecError
 // naming the flag, the value and what is allowed, as `attnscope run` would.
 SweepSpec form_spec(const SweepForm& form, const std::string& presets_dir);
+// The `attnscope run` options this form stands for (cli::run_args builds the command from them).
+cli::RunOptions to_run_options(const SweepForm& form);
 // "attnscope run --preset cpu-quick --seq 64,128 ...", shell-quoted where needed.
 std::string command_line(const SweepForm& form);
 
 // The value of each field in `spec`, as placeholder text: "64,128"; groups that differ are joined
 // with " | "; empty when the spec leaves the axis at its default. Keyed by FormField::key.
 std::string spec_field_text(const SweepSpec& spec, const std::string& key);
-
-// A preset file that load_preset() reads back into an equal spec (name, kernels, baseline,
-// backend, every group's axes, the whole protocol).
-std::string preset_toml(const SweepSpec& spec);
 
 nlohmann::json form_to_json(const SweepForm& form);
 // Unknown keys are ignored and wrong types leave the field at its default (a settings file from

@@ -52,6 +52,70 @@ std::vector<std::string> checked_kernels(const GuiState& s) {
   return s.preview.valid ? s.preview.spec.kernels : std::vector<std::string>{};
 }
 
+// Where the cases run: worker commands (one per line), devices, shard; each worker's state and
+// device while a sweep runs; Resume for a stopped run directory.
+void draw_workers(GuiState& s, bool& changed) {
+  SweepForm& form = s.settings.form;
+  ImGui::Spacing();
+  ImGui::TextDisabled("WORKERS");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "One worker command per line, e.g. ssh gpu-host attnscope worker (the GUI host keeps the\n"
+        "results as they stream in); 'local' = this program. Empty = one local worker.\n"
+        "Each command x each device is one worker; cases go to whichever is free.");
+  changed |=
+      ImGui::InputTextMultiline("##workers", &form.workers, ImVec2(-1, ImGui::GetTextLineHeight() * 3.4f));
+  s.note_widget("field_workers");
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Devices");
+  ImGui::SameLine(90 * s.fonts.scale());
+  ImGui::SetNextItemWidth(120 * s.fonts.scale());
+  changed |= ImGui::InputTextWithHint("##devices", "0", &form.devices);
+  s.note_widget("field_devices");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("--devices: 0,1 or all (one worker per device and command)");
+  ImGui::SameLine();
+  ImGui::TextUnformatted("Shard");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  changed |= ImGui::InputTextWithHint("##shard", "k/n", &form.shard);
+  s.note_widget("field_shard");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("--shard k/n: run only that slice of the plan (merge joins them)");
+
+  const JobProgress& p = s.progress();
+  if (!p.workers.empty() &&
+      ImGui::BeginTable("workers", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg)) {
+    ImGui::TableSetupColumn("worker");
+    ImGui::TableSetupColumn("state");
+    ImGui::TableSetupColumn("device");
+    ImGui::TableSetupColumn("cases", ImGuiTableColumnFlags_WidthFixed);
+    for (const WorkerStatus& w : p.workers) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(w.label.c_str());
+      ImGui::TableSetColumnIndex(1);
+      const bool bad = w.state == WorkerStatus::State::given_up;
+      if (bad) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.75f, 0.1f, 0.1f, 1));
+      ImGui::TextUnformatted(std::string(to_string(w.state)).c_str());
+      if (bad) ImGui::PopStyleColor();
+      if (ImGui::IsItemHovered() && !w.last.empty()) ImGui::SetTooltip("%s", w.last.c_str());
+      ImGui::TableSetColumnIndex(2);
+      ImGui::TextUnformatted(w.host.empty() ? w.device.c_str() : (w.device + " @ " + w.host).c_str());
+      ImGui::TableSetColumnIndex(3);
+      ImGui::Text("%zu", w.cases_done);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::BeginDisabled(p.running);
+  if (ImGui::Button("Resume\xe2\x80\xa6")) s.open_dialog(PathDialog::Kind::resume_sweep);
+  s.note_widget("resume_button");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Continue a stopped run folder (its plan and protocol) on these workers");
+  ImGui::EndDisabled();
+}
+
 }  // namespace
 
 void draw_sweep_panel(GuiState& s) {
@@ -223,6 +287,7 @@ void draw_sweep_panel(GuiState& s) {
   ImGui::SameLine(90 * s.fonts.scale());
   ImGui::SetNextItemWidth(-1);
   changed |= ImGui::InputTextWithHint("##out", "runs/<run-id>", &form.out);
+  draw_workers(s, changed);
 
   // Planning preview.
   ImGui::Spacing();

@@ -2,13 +2,14 @@
 // and the replay thread (a saved run fed to the store at its recorded pace).
 #include "app/gui/sweep_runner.hpp"
 
-#include "app/cli/build_info.hpp"
 #include <fmt/format.h>
 
+#include "app/cli/build_info.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/result.hpp"
 #include "profiling/sweep/variant.hpp"
 #include "profiling/worker/supervisor.hpp"
+#include "profiling/worker/worker_slots.hpp"
 #include "reports/plan_store.hpp"
 #include "reports/text_format.hpp"
 #include "reports/worker_json.hpp"
@@ -37,73 +38,27 @@ std::string device_of(const RunInfo& run) {
 
 }  // namespace
 
-// Supervisor callbacks -> results file, store and progress. All on the sweep thread.
-class SweepEvents final : public SupervisorEvents {
+// The session's events -> store and progress (the session itself writes the files). All on the
+// sweep thread; the UI reads progress under the runner's lock and the store under its own.
+class SweepObserver final : public RunObserver {
  public:
-  SweepEvents(JobRunner& runner, const SweepJob& job, RunInfo base, std::uint64_t key)
-      : m_runner(runner), m_job(job), m_base(std::move(base)), m_key(key) {}
+  SweepObserver(JobRunner& runner, std::uint64_t key) : m_runner(runner), m_key(key) {}
 
-  void worker_ready(std::size_t, const RunInfo& device) override {
-    if (m_writer) return;
-    RunInfo run = device;
-    run.schema = m_base.schema;
-    run.run_id = m_base.run_id;
-    run.started_at = m_base.started_at;
-    run.version = m_base.version;
-    run.git_commit = m_base.git_commit;
-    run.command_line = m_base.command_line;
-    run.protocol = m_base.protocol;
-    run.baseline = m_base.baseline;
-    const fs::path file = m_job.out_dir / "results.jsonl";
-    try {
-      PlanFile plan;
-      plan.backend = m_job.backend;
-      plan.plan_cases = m_job.cases.size();
-      plan.cases = m_job.cases;
-      for (std::size_t i = 0; i < m_job.cases.size(); ++i) plan.plan_index.push_back(i);
-      write_plan(m_job.out_dir / "plan.jsonl", plan);
-      m_writer.emplace(JsonlWriter::create(file, run, m_job.spec.force));
-      m_runner.m_store.set_file(m_key, file);
-    } catch (const std::exception& e) {
-      m_fatal = e.what();
-    }
+  void run_opened(const RunInfo& run, const fs::path& file) override {
     m_runner.m_store.set_run_info(m_key, run);
-    {
-      std::lock_guard lock(m_runner.m_mutex);
-      m_runner.m_progress.device = device_of(run);
-      m_runner.m_progress.backend = run.backend;
-      m_runner.m_progress.out_file = file;
-    }
-    // Plan-time skips are finished cases: recorded once the file is open.
-    for (const Case& c : m_job.cases) {
-      if (c.skip_reason.empty()) continue;
-      record(planned_skip_record(c));
-    }
+    m_runner.m_store.set_file(m_key, file);
+    std::lock_guard lock(m_runner.m_mutex);
+    m_runner.m_progress.device = device_of(run);
+    m_runner.m_progress.backend = run.backend;
+    m_runner.m_progress.out_file = file;
   }
 
-  void case_started(std::size_t index, std::size_t) override {
-    const Case& c = m_job.cases[index];
+  void case_started(std::size_t, const Case& c) override {
     std::lock_guard lock(m_runner.m_mutex);
     m_runner.m_progress.current = c.kernel + " " + config_label(c.problem, c.knobs);
   }
 
-  void case_finished(std::size_t, CaseResult result) override { record(std::move(result)); }
-
-  void worker_log(std::size_t slot, const std::string& line) override {
-    m_log.push_back(fmt::format("[w{}] {}", slot, line));
-    if (m_log.size() > 200) m_log.erase(m_log.begin());
-  }
-
-  bool stop_requested() override { return m_runner.m_stop.load() || !m_fatal.empty(); }
-
-  void record(CaseResult r) {
-    if (m_writer && m_fatal.empty()) {
-      try {
-        m_writer->append(r);
-      } catch (const std::exception& e) {
-        m_fatal = std::string("cannot append to results.jsonl: ") + e.what();
-      }
-    }
+  void case_recorded(std::size_t, const CaseResult& r) override {
     {
       std::lock_guard lock(m_runner.m_mutex);
       JobProgress& p = m_runner.m_progress;
@@ -117,30 +72,31 @@ class SweepEvents final : public SupervisorEvents {
         ++m_runner.m_measured;
       }
     }
-    m_runner.m_store.append(m_key, std::move(r));
+    m_runner.m_store.append(m_key, r);
   }
 
-  void close() {
-    if (m_writer) {
-      try {
-        m_writer->close();
-      } catch (const std::exception& e) {
-        if (m_fatal.empty()) m_fatal = std::string("cannot close results.jsonl: ") + e.what();
-      }
-    }
+  void worker_changed(std::size_t slot, const WorkerStatus& w) override {
+    std::lock_guard lock(m_runner.m_mutex);
+    std::vector<WorkerStatus>& ws = m_runner.m_progress.workers;
+    if (ws.size() <= slot) ws.resize(slot + 1);
+    ws[slot] = w;
   }
 
-  bool opened() const { return m_writer.has_value(); }
-  const std::string& fatal() const { return m_fatal; }
+  void worker_log(std::size_t slot, const std::string& line) override {
+    m_log.push_back(fmt::format("[w{}] {}", slot, line));
+    if (m_log.size() > 200) m_log.erase(m_log.begin());
+  }
+
+  void notice(const std::string& text) override {
+    std::lock_guard lock(m_runner.m_mutex);
+    m_runner.m_progress.message = text;
+  }
+
   const std::vector<std::string>& log() const { return m_log; }
 
  private:
   JobRunner& m_runner;
-  const SweepJob& m_job;
-  RunInfo m_base;
   std::uint64_t m_key;
-  std::optional<JsonlWriter> m_writer;
-  std::string m_fatal;
   std::vector<std::string> m_log;
 };
 
@@ -172,7 +128,7 @@ bool JobRunner::begin(const std::string& kind, std::size_t total) {
 }
 
 bool JobRunner::start_sweep(SweepJob job) {
-  if (!begin("sweep", job.cases.size())) return false;
+  if (!begin("sweep", job.plan.cases.size())) return false;
   m_thread = std::thread([this, job = std::move(job)]() mutable { run_sweep(std::move(job)); });
   return true;
 }
@@ -220,62 +176,84 @@ void JobRunner::run_sweep(SweepJob job) {
   base.protocol = job.spec.protocol;
   // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so plots find the baseline.
   base.baseline = job.spec.baseline.empty() ? std::string() : variant_label_of(job.spec.baseline);
-  base.backend = std::string(to_string(job.backend));
+  base.backend = std::string(to_string(job.plan.backend));
 
   StoredRun stored;
   stored.label = base.run_id;
-  stored.data.run = base;
+  stored.data.run = job.resume ? job.resume->run : base;
   stored.live = true;
-  stored.origin = "sweep";
+  stored.origin = job.resume ? "resumed" : "sweep";
+  if (job.resume) stored.file = job.out_dir / "results.jsonl";
   const std::uint64_t key = m_store.add(std::move(stored));
   {
     std::lock_guard lock(m_mutex);
     m_progress.store_key = key;
     m_progress.backend = base.backend;
+    m_progress.out_file = job.out_dir / "results.jsonl";
+    if (job.resume) m_progress.device = device_of(job.resume->run);
   }
-
-  std::vector<std::size_t> pending;
-  for (std::size_t i = 0; i < job.cases.size(); ++i)
-    if (job.cases[i].skip_reason.empty()) pending.push_back(i);
-
-  WorkerSlot slot;
-  const std::string exe = job.worker_executable.empty() ? self_executable() : job.worker_executable;
-  slot.launch.argv = {exe, "worker"};
-  slot.launch.env = {{"ATTNSCOPE_WORKER_DEVICE", "0"}};
-  slot.setup.backend = job.backend;
-  slot.setup.device = 0;
-  slot.setup.protocol = job.spec.protocol;
-  slot.label = "w0 (device 0)";
-  SupervisorOptions options;
-  options.slots.push_back(std::move(slot));
-  options.case_timeout_s = job.case_timeout_s;
-  options.start_timeout_s = std::max(120.0, job.case_timeout_s);
-  options.poll_interval_s = 0.1;
 
   std::string message;
-  SweepEvents events(*this, job, base, key);
+  SweepObserver observer(*this, key);
+  std::unique_ptr<RunSession> session;
   try {
-    std::error_code ec;
-    fs::create_directories(job.out_dir, ec);
-    if (ec) throw std::runtime_error("cannot create " + job.out_dir.string() + ": " + ec.message());
-    const JsonWorkerCodec codec;
-    const SupervisorSummary summary = supervise(job.cases, pending, options, codec, events);
-    events.close();
-    if (!events.fatal().empty())
-      message = "stopped: " + events.fatal();
-    else if (!events.opened())
+    SessionSetup setup;
+    setup.out_dir = job.out_dir;
+    setup.plan = job.plan;
+    setup.base = base;
+    setup.force = job.spec.force;
+    if (job.resume) {
+      LoadedRun loaded = std::move(*job.resume);
+      session = std::make_unique<RunSession>(std::move(setup), loaded);
+      // The cases already on disk: on screen at once, counted as done.
+      for (const CaseResult& r : loaded.cases) m_store.append(key, r);
+      std::lock_guard lock(m_mutex);
+      m_progress.done = session->cases().size() - session->to_record();
+      m_progress.resumed = session->resumed();
+    } else {
+      session = std::make_unique<RunSession>(std::move(setup));
+    }
+  } catch (const std::exception& e) {
+    message = std::string("cannot start the sweep: ") + e.what();
+  }
+  if (session) {
+    session->add_observer(&observer);
+    session->set_stop_check([this] { return m_stop.load(); });
+    WorkerSetup setup;
+    setup.backend = job.plan.backend;
+    setup.protocol = job.spec.protocol;
+    setup.debug_kernels = job.plan.debug_kernels;
+    const std::string exe = job.worker_executable.empty() ? self_executable() : job.worker_executable;
+    SupervisorOptions options;
+    options.case_timeout_s = job.case_timeout_s;
+    options.start_timeout_s = job.start_timeout_s;
+    options.poll_interval_s = 0.1;
+    SupervisorSummary summary;
+    try {
+      options.slots = make_worker_slots(job.worker_cmds, job.devices, exe, setup, "worker command");
+      session->use_workers(options.slots);
+      session->start();
+      const JsonWorkerCodec codec;
+      summary = supervise(session->cases(), session->pending(), options, codec, *session);
+    } catch (const std::exception& e) {
+      message = std::string("sweep failed: ") + e.what();
+    }
+    session->close();
+    if (!message.empty()) {
+    } else if (!session->fatal().empty()) {
+      message = "stopped: " + session->fatal();
+    } else if (!session->has_results_file()) {
       message =
           "no worker started" + (summary.errors.empty() ? std::string() : ": " + summary.errors.front());
-    else if (summary.stopped)
-      message = fmt::format("stopped; {} cases not run; results so far in {}", summary.not_run.size(),
-                            job.out_dir.string());
-    else if (!summary.errors.empty())
+    } else if (summary.stopped) {
+      message = fmt::format("stopped; {} cases not run; results so far in {} (Resume continues them)",
+                            summary.not_run.size(), job.out_dir.string());
+    } else if (!summary.errors.empty()) {
       message = summary.errors.front();
-  } catch (const std::exception& e) {
-    events.close();
-    message = std::string("sweep failed: ") + e.what();
+    }
+    if (!session->has_results_file() && !observer.log().empty())
+      message += " (worker said: " + observer.log().back() + ")";
   }
-  if (!events.opened() && !events.log().empty()) message += " (worker said: " + events.log().back() + ")";
   m_store.set_live(key, false);
   std::lock_guard lock(m_mutex);
   m_progress.running = false;

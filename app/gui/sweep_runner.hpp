@@ -1,6 +1,7 @@
 // Work that feeds the result store from a background thread, so the UI never blocks: a sweep run
-// by worker processes under the supervisor (a faulting kernel costs one case, never the GUI), or
-// the replay of a saved run at its recorded pace.
+// by worker processes (local, or started by commands such as ssh) under the supervisor, through a
+// RunSession that owns the run directory as `attnscope run` does (a faulting kernel costs one
+// case, never the GUI); a resumed sweep; or the replay of a saved run at its recorded pace.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -15,6 +16,8 @@
 #include "app/gui/result_store.hpp"
 #include "profiling/result.hpp"
 #include "profiling/sweep/sweep_spec.hpp"
+#include "reports/plan_store.hpp"
+#include "reports/run_session.hpp"
 
 namespace attn::gui {
 
@@ -34,18 +37,22 @@ struct JobProgress {
   std::string message;           // the last thing worth saying: an error, "stopped", "done in 12 s"
   std::filesystem::path out_file;
   std::uint64_t store_key = 0;
+  std::vector<WorkerStatus> workers;  // of a sweep: one per slot
+  std::size_t resumed = 0;            // cases a resumed sweep found finished
 };
 
 struct SweepJob {
-  SweepSpec spec;
-  Backend backend = Backend::cpu;
-  std::vector<Case> cases;        // plan(spec, backend)
-  std::filesystem::path out_dir;  // results.jsonl is written here
-  std::string command_line;       // the equivalent `attnscope run` command, for the run record
-  std::string worker_executable;  // runs `<exe> worker`; empty = this process's executable
-  double case_timeout_s = 600;    // [s]
+  SweepSpec spec;                        // protocol, baseline, name, force
+  PlanFile plan;                         // the cases (of this shard), as plan.jsonl stores them
+  std::filesystem::path out_dir;         // plan.jsonl, results.jsonl, results.csv and workers.log go here
+  std::string command_line;              // the equivalent `attnscope run` command, for the run record
+  std::string worker_executable;         // runs `<exe> worker`; empty = this process's executable
+  std::vector<std::string> worker_cmds;  // shell commands that run a worker; "" = worker_executable
+  std::vector<int> devices{0};           // each command x each device is one worker
+  double case_timeout_s = 600;           // [s]
+  double start_timeout_s = 60;           // [s] the workers' handshake
+  std::optional<LoadedRun> resume;       // out_dir/results.jsonl of a resumed sweep
 };
-
 class JobRunner {
  public:
   explicit JobRunner(ResultStore& store) : m_store(store) {}
@@ -66,7 +73,7 @@ class JobRunner {
   void run_replay(LoadedRun run, double speed);
   bool begin(const std::string& kind, std::size_t total);
   void join_finished();
-  friend class SweepEvents;
+  friend class SweepObserver;
 
   ResultStore& m_store;
   std::thread m_thread;

@@ -23,6 +23,10 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source);
 // path. Unknown name: SpecError listing the available presets; missing file: SpecError.
 std::filesystem::path resolve_preset(std::string_view name_or_path, const std::filesystem::path& presets_dir);
 
+// A preset file that load_preset() reads back into an equal spec (name, description, kernels,
+// baseline, backend, every group's axes, the whole protocol). profiling/sweep/preset_writer.cpp.
+std::string preset_toml(const SweepSpec& spec);
+
 // Preset names (file stems) in presets_dir, sorted; empty when the folder does not exist.
 std::vector<std::string> list_presets(const std::filesystem::path& presets_dir);
 

@@ -126,6 +126,7 @@ class Run {
       s.proc.emplace(ChildProcess::spawn(w.launch));
     } catch (const SpawnError& e) {
       start_failed(i, std::string("cannot spawn: ") + e.what());
+      m_events.worker_down(i, std::string("cannot spawn: ") + e.what(), s.given_up);
       return false;
     }
     ++m_summary.worker_starts;
@@ -137,14 +138,16 @@ class Run {
     return true;
   }
 
-  void start_failed(std::size_t i, const std::string& why) {
+  void start_failed(std::size_t i, const std::string& why, bool give_up = false) {
     Slot& s = m_slots[i];
     ++s.start_failures;
+    if (give_up) s.start_failures = std::max(s.start_failures, m_options.max_start_failures);
     log(i, fmt::format("{}: start {} failed: {}", m_options.slots[i].label, s.start_failures, why));
     if (s.start_failures >= m_options.max_start_failures) {
       s.given_up = true;
-      m_summary.errors.push_back(fmt::format("{}: gave up after {} failed starts; last: {}",
-                                             m_options.slots[i].label, s.start_failures, why));
+      m_summary.errors.push_back(give_up ? fmt::format("{}: gave up: {}", m_options.slots[i].label, why)
+                                         : fmt::format("{}: gave up after {} failed starts; last: {}",
+                                                       m_options.slots[i].label, s.start_failures, why));
     }
   }
 
@@ -265,7 +268,7 @@ class Run {
         m_any_ready = true;
         m_events.worker_ready(i, device);
       } catch (const std::exception& e) {
-        log(i, std::string("not a device record, ignored: ") + e.what());
+        handshake_garbage(i, line, e.what());
       }
       return;
     }
@@ -314,6 +317,30 @@ class Run {
     return tail.empty() ? std::string() : "; its stderr ended: " + tail;
   }
 
+  // The first stdout line of a starting worker is not a device record: the command does not run
+  // `attnscope worker` (a login banner, a wrong program, another version). Waiting cannot help.
+  void handshake_garbage(std::size_t i, const std::string& line, const std::string& why) {
+    Slot& s = m_slots[i];
+    s.proc->kill_group();
+    s.proc->finish(0.0);
+    collect_stderr(i);
+    const std::string shown = line.size() > 200 ? line.substr(0, 200) + "..." : line;
+    start_failed(i,
+                 fmt::format("the handshake failed: the worker's first line on stdout is not a device record "
+                             "({}); it printed '{}'{}; the command must run `attnscope worker`",
+                             why, shown, stderr_tail(s)),
+                 true);
+    mark_down(i, "handshake failed");
+  }
+
+  void mark_down(std::size_t i, const std::string& how) {
+    Slot& s = m_slots[i];
+    s.proc.reset();
+    s.state = SlotState::down;
+    s.broken = false;
+    m_events.worker_down(i, how, s.given_up);
+  }
+
   // Reaps the worker (its stdout closed), collects its last words, and records the case it held.
   void worker_died(std::size_t i) {
     Slot& s = m_slots[i];
@@ -342,9 +369,7 @@ class Run {
     } else if (s.state == SlotState::starting || s.done_since_start == 0) {
       start_failed(i, how + stderr_tail(s));
     }
-    s.proc.reset();
-    s.state = SlotState::down;
-    s.broken = false;
+    mark_down(i, how);
   }
 
   void collect_stderr(std::size_t i) {
@@ -383,16 +408,20 @@ class Run {
                                  m_options.case_timeout_s, s.proc->pid()),
                      now - s.case_start));
         s.start_failures = 0;
-        s.proc.reset();
-        s.state = SlotState::down;
+        mark_down(i, "killed after the case time-out");
       } else if (s.state == SlotState::starting) {
         s.proc->kill_group();
         s.proc->finish(kExitGrace_s);
         collect_stderr(i);
-        start_failed(
-            i, fmt::format("no device record within {:g} s{}", m_options.start_timeout_s, stderr_tail(s)));
-        s.proc.reset();
-        s.state = SlotState::down;
+        const std::string rest = s.out.take_rest();
+        const std::string printed =
+            rest.empty()
+                ? std::string("it printed nothing on stdout")
+                : fmt::format("it printed '{}' on stdout without ending the line", rest.substr(0, 200));
+        start_failed(i, fmt::format("no device record within the {:g} s handshake time-out "
+                                    "(--worker-start-timeout); {}{}",
+                                    m_options.start_timeout_s, printed, stderr_tail(s)));
+        mark_down(i, "no handshake");
       }
     }
   }
@@ -408,11 +437,10 @@ class Run {
       s.proc->close_stdin();  // a worker ends at end of input
       s.proc->finish(m_summary.stopped ? 0.0 : kExitGrace_s);
       collect_stderr(i);
+      const std::string how = m_summary.stopped ? std::string("stopped") : s.proc->exit_description();
       if (!m_summary.stopped)
-        log(i, fmt::format("{} (pid {}) {}", m_options.slots[i].label, s.proc->pid(),
-                           s.proc->exit_description()));
-      s.proc.reset();
-      s.state = SlotState::down;
+        log(i, fmt::format("{} (pid {}) {}", m_options.slots[i].label, s.proc->pid(), how));
+      mark_down(i, how);
     }
   }
 

@@ -23,8 +23,10 @@ struct WorkerSlot {
 
 struct SupervisorOptions {
   std::vector<WorkerSlot> slots;
-  double case_timeout_s = 600;   // [s] from handing a case out to its result; then `timeout`
-  double start_timeout_s = 120;  // [s] from spawning a worker to its device record
+  double case_timeout_s = 600;  // [s] from handing a case out to its result; then `timeout`
+  // [s] from spawning a worker to its device record (the handshake). A worker that prints anything
+  // but a device record on stdout first fails its start at once: no retry cures a wrong command.
+  double start_timeout_s = 60;
   int max_start_failures = 3;    // consecutive failed starts after which a slot is given up
   double poll_interval_s = 0.2;  // [s] how often stop_requested() is asked while waiting
 };
@@ -42,6 +44,9 @@ class SupervisorEvents {
   // Exactly once per finished case (index into `cases`): the worker's result, or the record the
   // supervisor makes for a case whose worker died (`fault`) or ran past the time-out (`timeout`).
   virtual void case_finished(std::size_t index, CaseResult result) = 0;
+  // The slot's worker is gone (`how`: "exited with code 0", why its start failed...); `given_up`
+  // when the slot will not be started again.
+  virtual void worker_down(std::size_t /*slot*/, const std::string& /*how*/, bool /*given_up*/) {}
   // A line a worker wrote on stderr, or a line the supervisor says about a worker.
   virtual void worker_log(std::size_t /*slot*/, const std::string& /*line*/) {}
   // Polled between events: true stops the run (workers are killed, in-flight cases not recorded).

@@ -206,8 +206,9 @@ TEST(NcuCommand, EscapesTheRangeAndReproducesTheCase) {
       "'attnscope@cudnn.sdpa\\/2x16x1024x128\\/bf16\\/causal\\+win256\\,0/metrics]' "
       "--clock-control none --cache-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum "
       "/opt/attnscope run --backend=cuda --kernels=cudnn.sdpa --batch=2 --heads=16 --heads-kv=4 --seq-q=1024 "
-      "--seq-kv=2048 --head-dim=128 --head-dim-v=128 --dtype=bf16 --causal=1 --window=256,0 --l2=cold "
-      "--seed=42 --max-time-s=0.05 --quiet --force --out=/tmp/attnscope-ncu");
+      "--seq-kv=2048 --head-dim=128 --head-dim-v=128 --dtype=bf16 --causal=1 --window=256,0 "
+      "--max-time-s=0.05 "
+      "--l2=cold --seed=42 --out=/tmp/attnscope-ncu --force --quiet");
 }
 
 #if ATTNSCOPE_HAS_CUDA

@@ -319,4 +319,37 @@ TEST(Preset, UnknownKernelNamesItsLine) {
 }
 
 }  // namespace
+
+// The writer is the parser's inverse: every shipped preset, written and read back, is the same spec.
+TEST(PresetWriter, PresetTomlReadsBackEqual) {
+  for (const char* name : {"cpu-quick", "quick", "fa2-tokens16k"}) {
+    const SweepSpec a = load_preset(kPresets / (std::string(name) + ".toml"));
+    const SweepSpec b = parse_preset(preset_toml(a), "saved.toml");
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.kernels, a.kernels);
+    EXPECT_EQ(b.baseline, a.baseline);
+    EXPECT_EQ(b.backend, a.backend);
+    ASSERT_EQ(b.groups.size(), a.groups.size()) << name;
+    for (std::size_t i = 0; i < a.groups.size(); ++i) {
+      const SweepGroup &x = a.groups[i], &y = b.groups[i];
+      EXPECT_EQ(x.batch, y.batch);
+      EXPECT_EQ(x.tokens, y.tokens);
+      EXPECT_EQ(x.heads, y.heads);
+      EXPECT_EQ(x.hidden, y.hidden);
+      EXPECT_EQ(x.heads_kv, y.heads_kv);
+      EXPECT_EQ(x.seq_q, y.seq_q);
+      EXPECT_EQ(x.seq_kv, y.seq_kv);
+      EXPECT_EQ(x.head_dim, y.head_dim);
+      EXPECT_EQ(x.head_dim_v, y.head_dim_v);
+      EXPECT_EQ(x.dtype, y.dtype);
+      EXPECT_EQ(x.causal, y.causal);
+      EXPECT_EQ(x.window, y.window) << name;
+    }
+    EXPECT_EQ(b.protocol.noise_pct, a.protocol.noise_pct);
+    EXPECT_EQ(b.protocol.max_time_s, a.protocol.max_time_s);
+    EXPECT_EQ(b.protocol.min_samples, a.protocol.min_samples);
+    EXPECT_EQ(b.protocol.metrics, a.protocol.metrics);
+  }
+}
+
 }  // namespace attn

@@ -1,0 +1,22 @@
+// The flags of `attnscope run` in both directions: registered on a CLI11 subcommand, and built back
+// into an argv from RunOptions (the GUI's command, a resumable record), so that parsing a built
+// command line gives the same options (tests/app/test_run_command_line.cpp).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.hpp"
+
+namespace attn::cli {
+
+// Sweep flags, --quiet, --plan-only and the isolation flags. `o` must outlive the parse.
+void add_run_flags(CLI::App& cmd, RunOptions& o);
+
+// "run" and the flags that give `o` back (command_line is not a flag and is left out).
+std::vector<std::string> run_args(const RunOptions& o);
+
+// `exe run ...`, shell-quoted.
+std::string run_command_line(const std::string& exe, const RunOptions& o);
+
+}  // namespace attn::cli

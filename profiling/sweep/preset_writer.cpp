@@ -1,0 +1,103 @@
+// Presets written as TOML (the GUI's "Save preset"): the inverse of parse_preset, next to it so a
+// new preset key is added to both at once (tests/profiling/test_preset.cpp reads every written
+// preset back).
+#include <fmt/format.h>
+
+#include "profiling/sweep/preset.hpp"
+
+namespace attn {
+
+namespace {
+
+template <class T, class F>
+std::string join_map(const std::vector<T>& v, F f, const char* sep) {
+  std::string s;
+  for (const T& x : v) {
+    if (!s.empty()) s += sep;
+    s += f(x);
+  }
+  return s;
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+template <class T, class F>
+std::string toml_array(const std::vector<T>& v, F f) {
+  // Appends rather than "[" + ... + "]": GCC 12 at -O3 flags the latter with a false -Wrestrict.
+  std::string out = "[";
+  out += join_map(v, f, ", ");
+  out += ']';
+  return out;
+}
+
+void write_group(std::string& out, const SweepGroup& g) {
+  auto ints = [](const std::vector<std::int64_t>& v) {
+    return toml_array(v, [](std::int64_t x) { return std::to_string(x); });
+  };
+  auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
+  if (g.tokens) line("tokens", std::to_string(*g.tokens));
+  if (!g.batch.empty()) line("batch", ints(g.batch));
+  if (g.hidden) line("hidden", std::to_string(*g.hidden));
+  if (!g.heads.empty()) line("heads", ints(g.heads));
+  if (!g.heads_kv.empty()) line("heads_kv", ints(g.heads_kv));
+  if (!g.seq_q.empty()) line("seq_q", ints(g.seq_q));
+  if (!g.seq_kv.empty()) line("seq_kv", ints(g.seq_kv));
+  if (!g.head_dim.empty()) line("head_dim", ints(g.head_dim));
+  if (!g.head_dim_v.empty()) line("head_dim_v", ints(g.head_dim_v));
+  if (!g.dtype.empty())
+    line("dtype", toml_array(g.dtype, [](DType d) { return toml_string(std::string(to_string(d))); }));
+  if (!g.causal.empty()) line("causal", toml_array(g.causal, [](int c) { return std::to_string(c); }));
+  // Always an array of arrays: one window or several read the same way.
+  if (!g.window.empty())
+    line("window",
+         toml_array(g.window, [](const Window& w) { return fmt::format("[{}, {}]", w.left, w.right); }));
+}
+
+}  // namespace
+
+std::string preset_toml(const SweepSpec& spec) {
+  std::string out = "# Sweep preset written by the attnscope GUI (format: docs/presets.md).\n";
+  auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
+  if (!spec.name.empty()) line("name", toml_string(spec.name));
+  if (!spec.description.empty()) line("description", toml_string(spec.description));
+  line("kernels", toml_array(spec.kernels, toml_string));
+  if (!spec.baseline.empty()) line("baseline", toml_string(spec.baseline));
+  if (spec.backend) line("backend", toml_string(std::string(to_string(*spec.backend))));
+  out += "\n[sweep]\n";
+  if (spec.groups.size() == 1) {
+    write_group(out, spec.groups.front());
+  } else {
+    for (const SweepGroup& g : spec.groups) {
+      out += "\n[[group]]\n";
+      write_group(out, g);
+    }
+  }
+  const Protocol& p = spec.protocol;
+  out += "\n[protocol]\n";
+  line("warmup_ms", fmt::format("{}", p.warmup_ms));
+  line("min_samples", std::to_string(p.min_samples));
+  line("max_samples", std::to_string(p.max_samples));
+  line("max_time_s", fmt::format("{}", p.max_time_s));
+  line("noise_pct", fmt::format("{}", p.noise_pct));
+  line("l2", toml_string(std::string(to_string(p.l2))));
+  line("graphs", p.graphs ? "true" : "false");
+  line("graph_batch", std::to_string(p.graph_batch));
+  line("seed", std::to_string(p.seed));
+  line("check", p.check ? "true" : "false");
+  line("metrics", toml_string(p.metrics));
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,263 @@
+// RunSession: the run directory's files and the workers' states, driven by supervisor events (or
+// by the in-process loop through the same calls), reported to observers.
+#include "reports/run_session.hpp"
+
+#include <fmt/format.h>
+
+#include "profiling/engine/engine.hpp"
+#include "reports/csv_writer.hpp"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(WorkerStatus::State s) {
+  switch (s) {
+    case WorkerStatus::State::waiting:
+      return "waiting";
+    case WorkerStatus::State::starting:
+      return "starting";
+    case WorkerStatus::State::ready:
+      return "ready";
+    case WorkerStatus::State::busy:
+      return "busy";
+    case WorkerStatus::State::down:
+      return "down";
+    case WorkerStatus::State::given_up:
+      return "given up";
+  }
+  return "?";
+}
+
+StoredRunDir read_run_dir(const fs::path& dir) {
+  StoredRunDir d;
+  d.loaded = read_results(dir / "results.jsonl");
+  d.plan = read_plan(dir / "plan.jsonl");
+  return d;
+}
+
+namespace {
+
+// The run record of a supervised run: the first worker's device record, with this run's identity.
+RunInfo run_info_from_device(const RunInfo& device, const RunInfo& base) {
+  RunInfo run = device;
+  run.schema = base.schema;
+  run.run_id = base.run_id;
+  run.started_at = base.started_at;
+  run.version = base.version;
+  run.git_commit = base.git_commit;
+  run.command_line = base.command_line;
+  run.protocol = base.protocol;
+  run.baseline = base.baseline;
+  return run;
+}
+
+std::string device_name(const RunInfo& run) {
+  if (run.gpu && !run.gpu->name.empty()) return run.gpu->name;
+  return run.cpu_model.empty() ? run.backend : run.cpu_model;
+}
+
+}  // namespace
+
+RunSession::RunSession(SessionSetup setup) : m_setup(std::move(setup)), m_results(m_setup.plan.cases.size()) {
+  for (std::size_t i = 0; i < m_setup.plan.cases.size(); ++i) m_index[m_setup.plan.cases[i].case_id] = i;
+  std::error_code ec;
+  fs::create_directories(m_setup.out_dir, ec);
+  if (ec) throw ResultsIoError(m_setup.out_dir.string() + ": cannot create directory: " + ec.message());
+  write_plan(m_setup.out_dir / "plan.jsonl", m_setup.plan);
+}
+
+RunSession::RunSession(SessionSetup setup, LoadedRun loaded)
+    : m_setup(std::move(setup)), m_results(m_setup.plan.cases.size()), m_resume(true) {
+  for (std::size_t i = 0; i < m_setup.plan.cases.size(); ++i) m_index[m_setup.plan.cases[i].case_id] = i;
+  m_writer.emplace(JsonlWriter::resume(results_file(), loaded));
+  m_run = loaded.run;
+  for (CaseResult& r : loaded.cases) {
+    const auto it = m_index.find(r.case_id);
+    if (it == m_index.end()) {
+      m_foreign.push_back(std::move(r));  // a line not in this plan: kept, never rerun
+    } else if (!m_results[it->second]) {
+      m_results[it->second] = std::move(r);
+      ++m_resumed;
+    }
+  }
+}
+
+RunSession::~RunSession() {
+  if (m_log) std::fclose(m_log);
+}
+
+std::size_t RunSession::skipped_at_plan() const {
+  std::size_t n = 0;
+  for (const Case& c : cases()) n += c.skip_reason.empty() ? 0 : 1;
+  return n;
+}
+
+std::vector<std::size_t> RunSession::pending() const {
+  std::vector<std::size_t> p;
+  for (std::size_t i = 0; i < cases().size(); ++i)
+    if (!finished(i) && cases()[i].skip_reason.empty()) p.push_back(i);
+  return p;
+}
+
+std::size_t RunSession::to_record() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < cases().size(); ++i) n += finished(i) ? 0 : 1;
+  return n;
+}
+
+void RunSession::fail(std::string why) {
+  if (m_fatal.empty()) m_fatal = std::move(why);
+}
+
+void RunSession::use_workers(const std::vector<WorkerSlot>& slots) {
+  m_workers.assign(slots.size(), WorkerStatus{});
+  for (std::size_t i = 0; i < slots.size(); ++i) m_workers[i].label = slots[i].label;
+  if (!m_log) m_log = std::fopen((m_setup.out_dir / "workers.log").c_str(), m_resume ? "a" : "w");
+  for (std::size_t i = 0; i < slots.size(); ++i) changed(i);
+}
+
+void RunSession::changed(std::size_t slot) {
+  if (slot >= m_workers.size()) return;
+  for (RunObserver* o : m_observers) o->worker_changed(slot, m_workers[slot]);
+}
+
+void RunSession::start() {
+  if (m_writer) record_planned_skips();
+}
+
+void RunSession::open(const RunInfo& run) {
+  if (m_writer) return;
+  try {
+    m_writer.emplace(JsonlWriter::create(results_file(), run, m_setup.force));
+    m_run = run;
+  } catch (const std::exception& e) {
+    fail(e.what());
+    return;
+  }
+  for (RunObserver* o : m_observers) o->run_opened(m_run, results_file());
+  record_planned_skips();
+}
+
+// Plan-time skips are finished cases too: recorded as soon as the file is open.
+void RunSession::record_planned_skips() {
+  for (std::size_t i = 0; i < cases().size() && m_fatal.empty(); ++i) {
+    const Case& c = cases()[i];
+    if (c.skip_reason.empty() || finished(i)) continue;
+    for (RunObserver* o : m_observers) o->case_started(i, c);
+    record(i, planned_skip_record(c));
+  }
+}
+
+void RunSession::worker_started(std::size_t slot, pid_t pid) {
+  if (slot >= m_workers.size()) return;
+  m_workers[slot].state = WorkerStatus::State::starting;
+  m_workers[slot].pid = static_cast<int>(pid);
+  m_workers[slot].last = fmt::format("started as pid {}", pid);
+  changed(slot);
+}
+
+void RunSession::worker_ready(std::size_t slot, const RunInfo& device) {
+  if (slot < m_workers.size()) {
+    WorkerStatus& w = m_workers[slot];
+    w.state = WorkerStatus::State::ready;
+    w.device = device_name(device);
+    w.host = device.host;
+    w.last = "ready";
+    changed(slot);
+  }
+  if (!m_writer) {
+    open(run_info_from_device(device, m_setup.base));
+    return;
+  }
+  if (m_run.gpu && device.gpu && m_run.gpu->name != device.gpu->name && !m_warned_device) {
+    m_warned_device = true;
+    const std::string text =
+        fmt::format("this run started on {}; worker {} runs on {}", m_run.gpu->name, slot, device.gpu->name);
+    for (RunObserver* o : m_observers) o->notice(text);
+  }
+}
+
+void RunSession::case_started(std::size_t index, std::size_t slot) {
+  m_slot_of[index] = slot;
+  if (slot < m_workers.size()) {
+    m_workers[slot].state = WorkerStatus::State::busy;
+    changed(slot);
+  }
+  for (RunObserver* o : m_observers) o->case_started(index, cases()[index]);
+}
+
+void RunSession::case_finished(std::size_t index, CaseResult result) {
+  if (const auto it = m_slot_of.find(index); it != m_slot_of.end()) {
+    const std::size_t slot = it->second;
+    m_slot_of.erase(it);
+    if (slot < m_workers.size()) {
+      WorkerStatus& w = m_workers[slot];
+      ++w.cases_done;
+      if (w.state == WorkerStatus::State::busy) w.state = WorkerStatus::State::ready;
+      changed(slot);
+    }
+  }
+  record(index, std::move(result));
+}
+
+void RunSession::worker_down(std::size_t slot, const std::string& how, bool given_up) {
+  if (slot >= m_workers.size()) return;
+  m_workers[slot].state = given_up ? WorkerStatus::State::given_up : WorkerStatus::State::down;
+  m_workers[slot].last = how;
+  changed(slot);
+}
+
+void RunSession::worker_log(std::size_t slot, const std::string& line) {
+  if (m_log) {
+    std::fprintf(m_log, "%s [w%zu] %s\n", utc_now("%H:%M:%S").c_str(), slot, line.c_str());
+    std::fflush(m_log);
+  }
+  for (RunObserver* o : m_observers) o->worker_log(slot, line);
+}
+
+bool RunSession::stop_requested() { return !m_fatal.empty() || (m_stop_check && m_stop_check()); }
+
+// Appends the line (write + fsync) and keeps the result. A failing disk stops the run.
+void RunSession::record(std::size_t index, CaseResult r) {
+  if (m_results[index]) return;  // finished already (a resumed line): a second line would duplicate it
+  if (m_writer && m_fatal.empty()) {
+    try {
+      m_writer->append(r);
+    } catch (const std::exception& e) {
+      fail(std::string("cannot append to results.jsonl: ") + e.what());
+    }
+  }
+  ++m_recorded;
+  for (RunObserver* o : m_observers) o->case_recorded(index, r);
+  m_results[index] = std::move(r);
+}
+
+std::vector<CaseResult> RunSession::close() {
+  if (m_closed) return m_closed_results;
+  m_closed = true;
+  if (m_log) {
+    std::fclose(m_log);
+    m_log = nullptr;
+  }
+  std::vector<CaseResult> all;
+  for (auto& r : m_results)
+    if (r) all.push_back(*r);
+  all.insert(all.end(), m_foreign.begin(), m_foreign.end());
+  if (m_writer) {
+    try {
+      m_writer->close();
+    } catch (const std::exception& e) {
+      fail(std::string("cannot close results.jsonl: ") + e.what());
+    }
+    try {
+      write_results_csv(m_setup.out_dir / "results.csv", all);
+    } catch (const std::exception& e) {
+      fail(std::string("cannot write results.csv: ") + e.what());
+    }
+  }
+  m_closed_results = all;
+  return all;
+}
+
+}  // namespace attn
