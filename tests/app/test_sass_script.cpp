@@ -26,7 +26,10 @@ struct Outcome {
 class SassScript : public ::testing::Test {
  protected:
   void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) / "attnscope_sass_script";
+    // One folder per test: CTest runs this fixture's tests in parallel processes.
+    m_dir =
+        fs::path(::testing::TempDir()) / (std::string("attnscope_sass_script_") +
+                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_dir);
     const fs::path objs = m_dir / "build" / "kernels" / "CMakeFiles";
     for (const char* o :
