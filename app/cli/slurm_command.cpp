@@ -106,12 +106,18 @@ std::string utc_stamp() {
   return buf;
 }
 
-// The #SBATCH lines both jobs share: partition, time, account, then --sbatch-arg in order.
+// The #SBATCH lines both jobs share: partition, time, account. --sbatch-arg goes to the shards
+// only: memory, constraints or a hold are about the measuring jobs, not the short merge.
 std::string common_directives(const SlurmOptions& o) {
   std::string out;
   if (o.partition) out += "#SBATCH --partition=" + *o.partition + "\n";
   if (o.time) out += "#SBATCH --time=" + *o.time + "\n";
   if (o.account) out += "#SBATCH --account=" + *o.account + "\n";
+  return out;
+}
+
+std::string shard_directives(const SlurmOptions& o) {
+  std::string out = common_directives(o);
   for (const std::string& a : o.sbatch_args) out += "#SBATCH " + a + "\n";
   return out;
 }
@@ -149,7 +155,7 @@ Scripts make_scripts(const SlurmOptions& o, const fs::path& dir, Backend backend
       "exec {x} run --quiet {args} --shard \"$k/{n}\" --out \"$out\"\n",
       fmt::arg("n", o.shards), fmt::arg("dir", dir.string()), fmt::arg("name", name),
       fmt::arg("gres", backend == Backend::cpu ? "" : "#SBATCH --gres=gpu:1\n"),
-      fmt::arg("common", common_directives(o)), fmt::arg("presets", presets), fmt::arg("d", d),
+      fmt::arg("common", shard_directives(o)), fmt::arg("presets", presets), fmt::arg("d", d),
       fmt::arg("x", x), fmt::arg("args", join_quoted(run_args)));
   s.merge = fmt::format(
       "#!/bin/bash\n"
@@ -196,7 +202,7 @@ void add_slurm_flags(CLI::App& cmd, SlurmOptions& o) {
       ->group("Slurm");
   cmd.add_option("--account", o.account, "sbatch --account of both jobs")->type_name("NAME")->group("Slurm");
   cmd.add_option("--sbatch-arg", o.sbatch_args,
-                 "one more #SBATCH option for both jobs, e.g. --sbatch-arg=--qos=high (repeatable)")
+                 "one more #SBATCH option for the shard jobs, e.g. --sbatch-arg=--qos=high (repeatable)")
       ->type_name("OPT")
       ->allow_extra_args(false)
       ->group("Slurm");
