@@ -5,7 +5,9 @@
 #   1. a 2-shard array on the CPU backend plus its merge job gives the case set (ids, statuses) of
 #      a single-process run of the same sweep;
 #   2. a shard cancelled with scancel is reported missing by the merge job, and
-#      `attnscope run --resume DIR/merged` runs only the missing cases, giving the same case set.
+#      `attnscope run --resume DIR/merged` runs only the missing cases, giving the same case set;
+#   3. a shard killed by scancel while it measures leaves a partial shard whose missing cases the
+#      merge job lists, and the resume completes the plan.
 # Exit 77 (skipped) with the reason when the Slurm or munge programs are not installed.
 # Usage: job_array.sh ATTNSCOPE_BINARY   (KEEP_SLURM_TMP=1 keeps the temporary directory)
 set -uo pipefail
@@ -172,3 +174,32 @@ grep -q "$shard1 already finished" "$T/resume.out" || fail "resume did not keep 
 [[ $(case_set "$T/b/merged/results.jsonl") == "$expected" ]] ||
   fail "resumed case set differs from the single run's: $(diff <(echo "$expected") <(case_set "$T/b/merged/results.jsonl"))"
 echo "ok: cancelled shard reported missing ($missing cases), resumed to the single run's case set"
+
+# 3. shard 2 killed by scancel mid-shard (cases of ~0.3 s: it is cancelled after its first result)
+slow=(--backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 2 --head-dim 32 --seq 64,96,128,160
+  --causal 0,1 --dtype fp32 --warmup-ms 1 --max-time-s 0.3 --noise 0.001)
+"$ATTNSCOPE" slurm "${slow[@]}" --shards 2 --out "$T/c" >"$T/c.out" 2>&1 || fail "attnscope slurm: $(cat "$T/c.out")"
+read -r _ array_id < <(grep '^array ' "$T/c/jobs.txt")
+read -r _ merge_id < <(grep '^merge ' "$T/c/jobs.txt")
+for _ in $(seq 1 600); do
+  [[ -f $T/c/shard-2/results.jsonl ]] && (($(wc -l <"$T/c/shard-2/results.jsonl") >= 2)) && break
+  sleep 0.05
+done
+scancel "${array_id}_2" || fail "scancel ${array_id}_2"
+wait_jobs "$array_id,$merge_id"
+planned=$(jq -r 'select(.record != "plan") | .case_id' "$T/c/plan.jsonl" | sort)
+n_planned=$(wc -l <<<"$planned")
+partial=$(case_set "$T/c/shard-2/results.jsonl" | wc -l)
+shard1=$(case_set "$T/c/shard-1/results.jsonl" | wc -l)
+missing=$((n_planned - shard1 - partial))
+((partial >= 1 && missing >= 1)) || fail "shard 2 was not cut short: $partial results, $missing missing"
+grep -q "$missing planned cases have no result" "$T/c/logs/merge.out" ||
+  fail "merge did not report $missing missing cases: $(cat "$T/c/logs/merge.out")"
+"$ATTNSCOPE" run --resume "$T/c/merged" >"$T/resume-c.out" 2>&1 || fail "resume: $(cat "$T/resume-c.out")"
+grep -q "$((shard1 + partial)) already finished" "$T/resume-c.out" ||
+  fail "resume did not keep the $((shard1 + partial)) finished cases: $(cat "$T/resume-c.out")"
+[[ $(jq -r 'select(.record != "run") | .case_id' "$T/c/merged/results.jsonl" | sort) == "$planned" ]] ||
+  fail "the resumed run does not hold each planned case once"
+[[ -z $(jq -r 'select(.record != "run" and .status != "ok") | .case_id' "$T/c/merged/results.jsonl") ]] ||
+  fail "cases not ok after the resume"
+echo "ok: shard killed after $partial of its cases; merge listed $missing missing; the resume completed $n_planned"
