@@ -252,9 +252,16 @@ int submit_slurm(const SlurmOptions& o) {
       throw BadInput(e.what());
     }
     if (cases.empty()) throw BadInput("the sweep plans no cases; nothing to submit");
-    if (static_cast<std::size_t>(o.shards) > cases.size())
-      throw BadInput(fmt::format("--shards {}: the plan has only {} cases; use at most {} shards", o.shards,
-                                 cases.size(), cases.size()));
+    // A problem's cases stay in one shard (profiling/worker/shard.hpp), so more shards than problems leaves
+    // some empty.
+    std::size_t problems = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      problems += i == 0 || !(cases[i].problem == cases[i - 1].problem) ? 1 : 0;
+    if (static_cast<std::size_t>(o.shards) > problems)
+      throw BadInput(
+          fmt::format("--shards {}: the plan has {} cases in {} problems, and a problem's cases "
+                      "run in one shard; use at most {} shards",
+                      o.shards, cases.size(), problems, problems));
 
     const fs::path dir =
         fs::absolute(o.sweep.out ? fs::path(*o.sweep.out) : fs::path("runs") / ("slurm-" + utc_stamp()))

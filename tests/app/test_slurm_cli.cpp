@@ -107,10 +107,10 @@ TEST(SlurmCli, SubmitsTheArrayThenAMergeJobThatWaitsForIt) {
 TEST(SlurmCli, DryRunPrintsBothScriptsAndWritesNothing) {
   const fs::path out = fresh_dir("dry");
   const CliOutcome o =
-      run_cli("slurm " + kSweep + " --shards 3 --dry-run --sbatch /nonexistent/sbatch --out " + out.string());
+      run_cli("slurm " + kSweep + " --shards 4 --dry-run --sbatch /nonexistent/sbatch --out " + out.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_NE(o.output.find("8 cases on cpu in 3 shards"), std::string::npos) << o.output;
-  EXPECT_NE(o.output.find("#SBATCH --array=1-3"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("8 cases on cpu in 4 shards"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("#SBATCH --array=1-4"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("# ---- " + (out / "merge.sbatch").string()), std::string::npos) << o.output;
   EXPECT_FALSE(fs::exists(out));
 }
@@ -124,7 +124,9 @@ TEST(SlurmCli, BadInputExitsTwoNamingTheFlag) {
   };
   const Bad cases[] = {
       {"--shards 0", "--shards 0: expected 1 to 10000"},
-      {"--shards 9", "--shards 9: the plan has only 8 cases"},
+      {"--shards 5",
+       "--shards 5: the plan has 8 cases in 4 problems, and a problem's cases run in one shard; "
+       "use at most 4 shards"},
       {"--shards 2 --force", "--force: `attnscope slurm` never overwrites"},
       {"--shards 2 --sbatch-arg=qos", "--sbatch-arg 'qos': expected an sbatch option"},
       {"--shards 2 --sbatch /nonexistent/sbatch", "/nonexistent/sbatch: not found or not executable"},
