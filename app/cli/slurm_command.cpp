@@ -272,7 +272,10 @@ int submit_slurm(const SlurmOptions& o) {
                       "or continue that one with attnscope run --resume {}/merged",
                       dir.string(), dir.string()));
     const fs::path exe = fs::read_symlink("/proc/self/exe");
-    const Scripts scripts = make_scripts(o, dir, backend, exe);
+    // The default preset by name, so a shard does not pick its own from what its host has.
+    SlurmOptions named = o;
+    if (use_default) named.sweep.preset = cpu ? "cpu-quick" : "quick";
+    const Scripts scripts = make_scripts(named, dir, backend, exe);
 
     if (o.dry_run) {
       std::printf("# %zu cases on %s in %d shards -> %s (dry run: nothing written or submitted)\n",

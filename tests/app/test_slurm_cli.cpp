@@ -113,6 +113,12 @@ TEST(SlurmCli, DryRunPrintsBothScriptsAndWritesNothing) {
   EXPECT_NE(o.output.find("#SBATCH --array=1-4"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("# ---- " + (out / "merge.sbatch").string()), std::string::npos) << o.output;
   EXPECT_FALSE(fs::exists(out));
+
+  // Without sweep flags the shards get the default preset by name, not their host's own default.
+  const CliOutcome d = run_cli("slurm --backend cpu --shards 2 --dry-run --out " + out.string());
+  ASSERT_EQ(d.exit_code, 0) << d.output;
+  EXPECT_NE(d.output.find("run --quiet --preset cpu-quick --backend cpu --shard"), std::string::npos)
+      << d.output;
 }
 
 TEST(SlurmCli, BadInputExitsTwoNamingTheFlag) {
