@@ -13,12 +13,12 @@
 set -uo pipefail
 ATTNSCOPE=$(realpath "${1:?usage: job_array.sh ATTNSCOPE_BINARY}")
 
-missing=()
+absent=()
 for p in munged munge slurmctld slurmd sbatch squeue scancel scontrol sinfo jq; do
-  command -v "$p" >/dev/null || [[ -x /usr/sbin/$p ]] || missing+=("$p")
+  command -v "$p" >/dev/null || [[ -x /usr/sbin/$p ]] || absent+=("$p")
 done
-if ((${#missing[@]})); then
-  echo "skipped: ${missing[*]} not installed (Debian packages slurm-wlm munge jq; scripts/setup-deps.sh)"
+if ((${#absent[@]})); then
+  echo "skipped: ${absent[*]} not installed (Debian packages slurm-wlm munge jq; scripts/setup-deps.sh)"
   exit 77
 fi
 PATH=$PATH:/usr/sbin
@@ -41,7 +41,9 @@ fail() {
 cleanup() {
   local rc=$?
   if [[ -f $T/slurm.conf ]] && kill -0 "${pids[1]:-0}" 2>/dev/null; then
-    scancel --full $(squeue -h -o %A 2>/dev/null | sort -u) 2>/dev/null
+    local jobs
+    mapfile -t jobs < <(squeue -h -o %A 2>/dev/null | sort -u)
+    ((${#jobs[@]})) && scancel --full "${jobs[@]}" 2>/dev/null
     for _ in $(seq 1 40); do [[ -z $(squeue -h -o %A 2>/dev/null) ]] && break; sleep 0.25; done
   fi
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
@@ -54,7 +56,7 @@ cleanup() {
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left+=("$p"); done
   ((${#left[@]})) && { echo "FAIL: daemons still running: ${left[*]}"; rc=1; }
   ((${#left[@]})) || echo "all daemons stopped (${#pids[@]})"
-  [[ ${KEEP_SLURM_TMP:-0} == 1 ]] && echo "kept $T" || rm -rf "$T"
+  if [[ ${KEEP_SLURM_TMP:-0} == 1 ]]; then echo "kept $T"; else rm -rf "$T"; fi
   exit $rc
 }
 trap cleanup EXIT
@@ -132,6 +134,7 @@ wait_jobs() {
 }
 case_set() { jq -c 'select(.record != "run") | [.case_id, .status]' "$1" | sort; }
 
+# shellcheck disable=SC2054  # the commas are attnscope's list syntax
 sweep=(--backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 2 --head-dim 32 --seq 64,128
   --causal 0,1 --dtype fp32 --max-time-s 0.05 --warmup-ms 1)
 "$ATTNSCOPE" run "${sweep[@]}" --quiet --out "$T/single" >/dev/null 2>&1 || fail "single-process run"
@@ -176,6 +179,7 @@ grep -q "$shard1 already finished" "$T/resume.out" || fail "resume did not keep 
 echo "ok: cancelled shard reported missing ($missing cases), resumed to the single run's case set"
 
 # 3. shard 2 killed by scancel mid-shard (cases of ~0.3 s: it is cancelled after its first result)
+# shellcheck disable=SC2054
 slow=(--backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 2 --head-dim 32 --seq 64,96,128,160
   --causal 0,1 --dtype fp32 --warmup-ms 1 --max-time-s 0.3 --noise 0.001)
 "$ATTNSCOPE" slurm "${slow[@]}" --shards 2 --out "$T/c" >"$T/c.out" 2>&1 || fail "attnscope slurm: $(cat "$T/c.out")"
