@@ -190,6 +190,11 @@ void write_text(const fs::path& file, const std::string& text) {
 
 void add_slurm_flags(CLI::App& cmd, SlurmOptions& o) {
   add_sweep_flags(cmd, o.sweep);
+  // A submitted sweep's directory is never overwritten: its jobs may still be writing there.
+  cmd.remove_option(cmd.get_option("--force"));
+  cmd.get_option("--out")->description(
+      "run directory: plan, scripts, shards, logs and the merged run (default runs/slurm-<UTC time>); "
+      "on a file system the compute nodes share");
   cmd.add_option("--shards", o.shards, "jobs in the array: the plan is split into this many shards")
       ->required()
       ->type_name("N")
@@ -218,8 +223,6 @@ void add_slurm_flags(CLI::App& cmd, SlurmOptions& o) {
 
 int submit_slurm(const SlurmOptions& o) {
   try {
-    if (o.sweep.force)
-      throw BadInput("--force: `attnscope slurm` never overwrites a run directory; choose a new --out");
     if (o.shards < 1 || o.shards > 10000)
       throw BadInput(fmt::format("--shards {}: expected 1 to 10000 jobs in the array", o.shards));
     if (o.partition) check_directive("--partition", *o.partition);

@@ -133,7 +133,7 @@ TEST(SlurmCli, BadInputExitsTwoNamingTheFlag) {
       {"--shards 5",
        "--shards 5: the plan has 8 cases in 4 problems, and a problem's cases run in one shard; "
        "use at most 4 shards"},
-      {"--shards 2 --force", "--force: `attnscope slurm` never overwrites"},
+      {"--shards 2 --force", "--force"},
       {"--shards 2 --sbatch-arg=qos", "--sbatch-arg 'qos': expected an sbatch option"},
       {"--shards 2 --sbatch /nonexistent/sbatch", "/nonexistent/sbatch: not found or not executable"},
       {"--shards 2 --sbatch no-such-sbatch-here", "no-such-sbatch-here: not found on PATH"},
