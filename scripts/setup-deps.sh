@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
   libimgui-dev libglfw3-dev libstb-dev libosmesa6-dev libgl-dev fonts-dejavu-core
   xvfb xdotool xauth
+  slurm-wlm munge jq
 )
 
 missing=()

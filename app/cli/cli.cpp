@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
   MergeOptions merge_options;
   CLI::App* merge = app.add_subcommand("merge", "Join the run directories of --shard runs into one");
   add_merge_flags(*merge, merge_options);
+  SlurmOptions slurm_options;
+  CLI::App* slurm = app.add_subcommand(
+      "slurm", "Submit a sweep as a Slurm job array of shards, one GPU each, and a merge job after it");
+  add_slurm_flags(*slurm, slurm_options);
 
   bool kernels_json = false;
   CLI::App* kernels = app.add_subcommand("kernels", "List the kernel registry with capabilities");
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
     merge_options.command_line = run_options.command_line;
     return merge_runs(merge_options);
   }
+  if (*slurm) return submit_slurm(slurm_options);
   if (*gui) return run_gui_command(gui_options, std::vector<std::string>(argv + 1, argv + argc));
   if (*plot) return plot_command(plot_options);
   if (*report) return make_report(report_options, run_options.command_line);

@@ -39,10 +39,23 @@ struct MergeOptions {
   std::vector<std::string> inputs;  // shard run directories (or their results.jsonl)
   std::string out;
   bool force = false;
+  std::string plan;  // --plan FILE: the whole plan, when a shard may have left nothing behind
   std::string command_line;
 };
 void add_merge_flags(CLI::App& cmd, MergeOptions& o);
 int merge_runs(const MergeOptions& options);
+
+// `attnscope slurm` (app/cli/slurm_command.cpp): a sweep as a Slurm job array plus a merge job.
+struct SlurmOptions {
+  SweepOverrides sweep;
+  int shards = 0;
+  std::optional<std::string> partition, time, account, case_timeout;
+  std::vector<std::string> sbatch_args;
+  std::string sbatch = "sbatch";
+  bool dry_run = false;
+};
+void add_slurm_flags(CLI::App& cmd, SlurmOptions& o);
+int submit_slurm(const SlurmOptions& options);
 
 int list_kernels(bool as_json);
 int list_devices(bool as_json);

@@ -114,11 +114,26 @@ void add_merge_flags(CLI::App& cmd, MergeOptions& o) {
       ->type_name("DIR");
   cmd.add_option("--out", o.out, "directory of the merged run")->required()->type_name("DIR");
   cmd.add_flag("--force", o.force, "overwrite --out if it already holds results");
+  cmd.add_option("--plan", o.plan,
+                 "plan.jsonl of the whole sweep (written by `attnscope slurm`): cases of shards that left "
+                 "no directory are reported missing, and --out can be resumed")
+      ->type_name("FILE");
 }
 
 int merge_runs(const MergeOptions& options) {
   std::vector<Input> inputs;
+  std::optional<PlanFile> whole_plan;
   try {
+    if (!options.plan.empty()) {
+      try {
+        whole_plan = read_plan(options.plan);
+      } catch (const std::exception& e) {
+        throw MergeError("--plan " + options.plan + ": " + std::string(e.what()));
+      }
+      if (whole_plan->shard)
+        throw MergeError(fmt::format("--plan {}: this is the plan of shard {}; --plan takes the whole plan",
+                                     options.plan, whole_plan->shard->text()));
+    }
     for (const std::string& arg : options.inputs) inputs.push_back(load_input(arg));
     const RunInfo& first = inputs.front().run.run;
     for (const Input& in : inputs) {
@@ -165,6 +180,15 @@ int merge_runs(const MergeOptions& options) {
         }
       }
     }
+    // --plan names the whole sweep: every shard must be a shard of it.
+    for (const Input& in : inputs) {
+      if (!whole_plan || !in.plan || !in.plan->shard) continue;
+      const PlanFile& p = *in.plan;
+      if (p.plan_cases != whole_plan->cases.size())
+        throw MergeError(fmt::format("{}: shard {} of a {}-case plan is not a shard of --plan {} ({} cases)",
+                                     in.dir.string(), p.shard->text(), p.plan_cases, options.plan,
+                                     whole_plan->cases.size()));
+    }
   } catch (const MergeError& e) {
     std::fprintf(stderr, "attnscope merge: %s\n", e.what());
     return kExitBadInput;
@@ -197,6 +221,18 @@ int merge_runs(const MergeOptions& options) {
       }
     }
   }
+  // --plan fills in the cases of shards that wrote nothing, so they are counted missing.
+  if (whole_plan) {
+    full_plan = true;
+    plan_cases = whole_plan->cases.size();
+    merged_plan.backend = whole_plan->backend;
+    merged_plan.debug_kernels = merged_plan.debug_kernels || whole_plan->debug_kernels;
+    for (std::size_t i = 0; i < whole_plan->cases.size(); ++i)
+      if (position.emplace(whole_plan->cases[i].case_id, whole_plan->plan_index[i]).second) {
+        merged_plan.cases.push_back(whole_plan->cases[i]);
+        merged_plan.plan_index.push_back(whole_plan->plan_index[i]);
+      }
+  }
   std::vector<std::pair<std::size_t, CaseResult>> ordered;
   std::set<std::string> seen;
   std::size_t duplicates = 0, unplanned = 0;
@@ -225,6 +261,7 @@ int merge_runs(const MergeOptions& options) {
   RunInfo run = earliest->run.run;
   run.run_id = run.run_id + "-merged";
   run.command_line = options.command_line;
+  bool wrote_plan = false;
   try {
     JsonlWriter writer = JsonlWriter::create(out / "results.jsonl", run, options.force);
     for (const CaseResult& r : results) writer.append(r);
@@ -246,6 +283,7 @@ int merge_runs(const MergeOptions& options) {
         sorted.plan_index.push_back(merged_plan.plan_index[i]);
       }
       write_plan(out / "plan.jsonl", sorted);
+      wrote_plan = true;
     }
     write_results_csv(out / "results.csv", results);
   } catch (const ResultsExistError& e) {
@@ -274,13 +312,25 @@ int merge_runs(const MergeOptions& options) {
       exit_code = kExitCaseFailed;
     }
   }
-  std::size_t no_result = 0;
-  for (const auto& [id, pos] : position) no_result += seen.count(id) ? 0 : 1;
-  if (no_result) {
-    std::fprintf(stderr,
-                 "attnscope merge: %zu planned cases have no result yet; finish their shard with "
-                 "attnscope run --resume DIR and merge again\n",
-                 no_result);
+  // Missing cases by plan position, the first few by id, so a gap can be traced to its shard's log.
+  std::vector<std::pair<std::size_t, std::string>> no_result;
+  for (const auto& [id, pos] : position)
+    if (!seen.count(id)) no_result.emplace_back(pos, id);
+  std::sort(no_result.begin(), no_result.end());
+  if (!no_result.empty()) {
+    constexpr std::size_t kListed = 10;
+    std::string ids;
+    for (std::size_t i = 0; i < no_result.size() && i < kListed; ++i)
+      ids += (i ? ", " : "") + no_result[i].second;
+    if (no_result.size() > kListed) ids += fmt::format(", ... ({} more)", no_result.size() - kListed);
+    std::fprintf(stderr, "attnscope merge: %zu planned cases have no result: %s\n", no_result.size(),
+                 ids.c_str());
+    if (wrote_plan)
+      std::fprintf(stderr, "attnscope merge: run them with attnscope run --resume %s\n", out.c_str());
+    else
+      std::fprintf(stderr,
+                   "attnscope merge: finish their shard with attnscope run --resume SHARD_DIR and merge "
+                   "again (or pass --plan with the whole plan)\n");
     exit_code = kExitCaseFailed;
   }
   return exit_code;

@@ -20,7 +20,59 @@ void text_option(CLI::App& cmd, const std::string& name, std::optional<std::stri
       ->group(group);
 }
 
+// The SweepOverrides member of a valued protocol flag (by preset key), or nullptr.
+std::optional<std::string>* protocol_slot(SweepOverrides& o, const std::string& key) {
+  if (key == "warmup_ms") return &o.warmup_ms;
+  if (key == "min_samples") return &o.min_samples;
+  if (key == "max_samples") return &o.max_samples;
+  if (key == "max_time_s") return &o.max_time_s;
+  if (key == "noise_pct") return &o.noise;
+  if (key == "l2") return &o.l2;
+  if (key == "graph_batch") return &o.graph_batch;
+  if (key == "seed") return &o.seed;
+  if (key == "metrics") return &o.metrics;
+  return nullptr;
+}
+
 }  // namespace
+
+std::vector<std::string> sweep_flag_args(const SweepOverrides& given) {
+  SweepOverrides o = given;  // protocol_slot hands out pointers into a mutable value
+  std::vector<std::string> args;
+  const auto put = [&args](const char* flag, const std::optional<std::string>& v) {
+    if (!v) return;
+    args.emplace_back(flag);
+    args.push_back(*v);
+  };
+  put("--preset", o.preset);
+  put("--kernels", o.kernels);
+  put("--batch", o.batch);
+  put("--tokens", o.tokens);
+  put("--heads", o.heads);
+  put("--hidden", o.hidden);
+  put("--heads-kv", o.heads_kv);
+  put("--seq", o.seq);
+  put("--seq-q", o.seq_q);
+  put("--seq-kv", o.seq_kv);
+  put("--head-dim", o.head_dim);
+  put("--head-dim-v", o.head_dim_v);
+  put("--dtype", o.dtype);
+  put("--causal", o.causal);
+  put("--window", o.window);
+  put("--backend", o.backend);
+  put("--baseline", o.baseline);
+  for (const ProtocolField& f : protocol_fields()) {
+    const std::string flag = f.flag;
+    if (flag == "--graphs") {
+      if (o.graphs) args.push_back(*o.graphs == "1" ? "--graphs" : "--no-graphs");
+    } else if (flag == "--no-check") {
+      if (o.no_check) args.push_back(flag);
+    } else if (std::optional<std::string>* slot = protocol_slot(o, f.key)) {
+      put(f.flag, *slot);
+    }
+  }
+  return args;
+}
 
 void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
   const std::string ints = "; a list 64,128, a range 320:1024:64 (stop inclusive) or 512:16384:x2";
@@ -78,17 +130,8 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
              std::string(f.help) + " (preset key protocol.check = false)")
           ->group(kProtocolGroup);
     } else {
-      std::optional<std::string>* slot = nullptr;
       const std::string key = f.key;
-      if (key == "warmup_ms") slot = &o.warmup_ms;
-      if (key == "min_samples") slot = &o.min_samples;
-      if (key == "max_samples") slot = &o.max_samples;
-      if (key == "max_time_s") slot = &o.max_time_s;
-      if (key == "noise_pct") slot = &o.noise;
-      if (key == "l2") slot = &o.l2;
-      if (key == "graph_batch") slot = &o.graph_batch;
-      if (key == "seed") slot = &o.seed;
-      if (key == "metrics") slot = &o.metrics;
+      std::optional<std::string>* slot = protocol_slot(o, key);
       if (!slot) throw std::logic_error("add_sweep_flags: protocol field '" + key + "' has no flag slot");
       const std::string type = key == "metrics"               ? "default|none|+NAME,..|NAME,.."
                                : f.kind == FieldKind::choice  ? "cold|warm"

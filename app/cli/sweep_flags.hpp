@@ -2,6 +2,8 @@
 // flag's raw text lands in a SweepOverrides, which profiling/sweep/overrides.hpp applies.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "profiling/sweep/overrides.hpp"
 
@@ -14,5 +16,9 @@ namespace attn {
 // Values are stored as typed; apply_overrides() checks them and names the flag in errors.
 // `o` must outlive the parse.
 void add_sweep_flags(CLI::App& cmd, SweepOverrides& o);
+
+// The flags that give `o` again when parsed by add_sweep_flags, as separate argv words, leaving
+// out --out and --force: how `attnscope slurm` hands one sweep to every shard job.
+std::vector<std::string> sweep_flag_args(const SweepOverrides& o);
 
 }  // namespace attn
