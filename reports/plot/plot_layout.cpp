@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "reports/plot/series_draw.hpp"
 
@@ -159,13 +160,20 @@ void draw_series(DrawList& d, const Plot& plot, const Viewport& vp, const TextMe
       run.push_back({static_cast<float>(px), static_cast<float>(py)});
     }
     flush();
-    // Points-only series (a roofline) get larger markers: they carry the whole message.
+    // Points-only series (a roofline) get larger markers: they carry the whole message. On a line,
+    // markers closer than a few radii would merge into a blob that hides the shape telling series
+    // apart (and cost a polygon per point per frame in the GUI): such a marker is left out, the line
+    // still passes through its point.
     const float r = st.s(st.marker_radius * (s.line ? 1.0f : 1.35f));
+    const float min_gap = s.line ? 2.5f * r : 0.0f;
+    std::optional<Vec2> last;
     for (std::size_t i = 0; i < n && s.markers; ++i) {
       const double px = vp.to_px_x(s.x[i]), py = vp.to_px_y(s.y[i]);
-      if (finite_px(px, py))
-        draw_marker(d, {static_cast<float>(px), static_cast<float>(py)}, r, s.marker, s.color, s.hollow,
-                    st.s(1.5f));
+      if (!finite_px(px, py)) continue;
+      const Vec2 c{static_cast<float>(px), static_cast<float>(py)};
+      if (last && std::hypot(c.x - last->x, c.y - last->y) < min_gap) continue;
+      draw_marker(d, c, r, s.marker, s.color, s.hollow, st.s(1.5f));
+      last = c;
     }
   }
 }

@@ -202,6 +202,41 @@ TEST(PlotSeries, CrowdedLegendGoesOutsideThePlotArea) {
   EXPECT_GT(a.height(), 150);  // the data keeps most of the figure
 }
 
+// A marker per point while points are apart; on a dense curve (200 points across the plot) the
+// markers that would merge into a blob are left out, but the line keeps every point.
+TEST(PlotSeries, DenseLinesThinTheirMarkersButKeepEveryPoint) {
+  auto square_markers = [](std::size_t points) {
+    Plot p;
+    p.x = {"Sequence length", "tokens"};
+    p.y = {"Throughput", "TFLOPS"};
+    Series s;
+    s.label = "k";
+    for (std::size_t i = 0; i < points; ++i) {
+      s.x.push_back(static_cast<double>(i));
+      s.y.push_back(1.0 + 0.01 * static_cast<double>(i));
+    }
+    s.set_style(series_style(1));
+    s.marker = Marker::square;
+    s.hollow = false;
+    p.series.push_back(s);
+    const PlotLayout l = layout_plot(p, 800, 500, TtfFont::builtin(), default_style(800, 500));
+    std::size_t polygons = 0, line_points = 0;
+    for (const DrawCmd& c : l.draw.cmds) {
+      if (const auto* g = std::get_if<DrawPolygon>(&c); g && g->points.size() == 4) ++polygons;
+      if (const auto* pl = std::get_if<DrawPolyline>(&c)) line_points += pl->points.size();
+    }
+    return std::pair{polygons, line_points};
+  };
+  const auto [sparse, sparse_line] = square_markers(6);
+  EXPECT_GE(sparse, 6u);  // one per point (and the legend swatch's, if a legend is drawn)
+  EXPECT_LE(sparse, 7u);
+  EXPECT_GE(sparse_line, 6u);
+  const auto [dense, dense_line] = square_markers(200);
+  EXPECT_GT(dense, 20u);
+  EXPECT_LT(dense, 120u);
+  EXPECT_GE(dense_line, 200u);
+}
+
 // Kernel, D, mask and Sk all vary: one panel per D, the rest in the labels, styles kept per label.
 TEST(PlotFacets, ManyVaryingAxesFacetOnePanelPerHeadDim) {
   std::vector<CaseResult> cases;
