@@ -1,6 +1,5 @@
 // GUI test harness: processes, Xvfb, xdotool, widget map and PNG reading.
 #include "tests/gui/gui_harness.hpp"
-#include "tests/support/test_paths.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "tests/support/test_paths.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
@@ -142,17 +143,16 @@ Xvfb::~Xvfb() = default;
 
 GuiSession::GuiSession(const Xvfb& x, const fs::path& dir, std::vector<std::string> extra_args)
     : m_display(x.display()), m_dir(dir), m_map(dir / "widgets.json"), m_log(dir / "gui.log") {
-  std::vector<std::string> argv{attn::test::gui_binary(), "gui",          "--no-persist", "--size",
-                                "1600x1000",          "--widget-map", m_map.string()};
+  std::vector<std::string> argv{
+      attn::test::gui_binary(), "gui", "--no-persist", "--size", "1600x1000", "--widget-map", m_map.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  m_child = std::make_unique<Child>(
-      argv,
-      std::vector<std::pair<std::string, std::string>>{
-          {"DISPLAY", m_display},
-          {"XDG_CONFIG_HOME", (dir / "config").string()},
-          {"ATTNSCOPE_PRESETS", attn::test::source_dir() + "/assets/presets"},
-          {"LIBGL_ALWAYS_SOFTWARE", "1"}},
-      dir, m_log);
+  m_child = std::make_unique<Child>(argv,
+                                    std::vector<std::pair<std::string, std::string>>{
+                                        {"DISPLAY", m_display},
+                                        {"XDG_CONFIG_HOME", (dir / "config").string()},
+                                        {"ATTNSCOPE_PRESETS", attn::test::source_dir() + "/assets/presets"},
+                                        {"LIBGL_ALWAYS_SOFTWARE", "1"}},
+                                    dir, m_log);
 }
 
 GuiSession::~GuiSession() { m_child->kill(); }
@@ -209,6 +209,16 @@ void GuiSession::move(int x, int y) {
   // Relative to our window; then focus it so keys reach it (Xvfb runs no window manager).
   xdo({"mousemove", "--window", m_window, std::to_string(x), std::to_string(y)});
   xdo({"windowfocus", m_window});
+}
+
+void GuiSession::scroll_down(int x, int y, int notches) {
+  move(x, y);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  for (int i = 0; i < notches; ++i) {
+    xdo({"click", "5"});  // X button 5: the wheel turned down
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // a frame publishes the new layout
 }
 
 void GuiSession::click(int x, int y) {

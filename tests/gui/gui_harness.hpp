@@ -78,6 +78,8 @@ class GuiSession {
   void key(const std::string& keys);
   void type(const std::string& text);
   void move(int x, int y);
+  // Turns the mouse wheel `notches` steps towards the end of the content under (x, y).
+  void scroll_down(int x, int y, int notches);
   std::optional<int> wait_exit(double timeout_s) { return m_child->wait(timeout_s); }
   const std::filesystem::path& log() const { return m_log; }
   std::string log_text() const;

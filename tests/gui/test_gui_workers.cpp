@@ -56,8 +56,15 @@ TEST(GuiWorkers, SweepOnALocalAndACommandWorkerStopsAndResumesToTheFullPlan) {
 
   // Two workers: this program, and `attnscope worker` started through a shell command as ssh would.
   const std::string command = "bash -c 'exec " + attn::test::cli_binary() + " worker'";
-  const Rect workers = *gui.widget("field_workers");
+  // The Workers section sits below the protocol: on a 1000-px screen the sweep panel scrolls to it,
+  // as a user would.
+  Rect workers = *gui.widget("field_workers");
+  for (int tries = 0; workers.y1 >= 1000 && tries < 10; ++tries) {
+    gui.scroll_down(workers.cx(), 500, 5);
+    workers = *gui.widget("field_workers");
+  }
   ASSERT_LT(workers.y1, 1000) << "the workers field is off screen";
+  ASSERT_GT(workers.y0, 0) << "the workers field is off screen";
   gui.click(workers.cx(), workers.cy());
   gui.type("local");
   gui.key("Return");  // a new line in the multi-line field (xdotool types '\n' as nothing there)
