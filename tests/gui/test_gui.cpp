@@ -199,14 +199,32 @@ TEST(Gui, OpenedRunExportsPlotPngAtRequestedSize) {
   EXPECT_LT(count_color(img, all, plot::palette_color(2), 30), 10u);
 }
 
+// The process CPU time per frame (our thread and llvmpipe's) after the start-up frames, from a
+// --frame-stats file.
+std::vector<double> steady_cpu_ms(const fs::path& stats, int expect_series) {
+  std::ifstream in(stats);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["series"].get<int>(), expect_series);
+  std::vector<double> cpu = j["cpu_ms"];
+  cpu.erase(cpu.begin(), cpu.begin() + std::min<std::ptrdiff_t>(30, std::ssize(cpu)));  // font atlas, layouts
+  return cpu;
+}
+
 // The frame-time benchmark of docs/PERF.md: 20 series x 200 points (plus the same 4000 cases on
 // the roofline's run and in the table), the pointer hovering the plot. Wall time depends on how
-// busy the machine is; the process CPU time per frame (our thread and llvmpipe's) does not, and
-// on an idle machine bounds the wall time from above: that is what must stay within 16 ms.
+// busy the machine is, the CPU time per frame on how fast its cores and its software rasteriser
+// are (12.5 ms on the machine of 2026-11-22, 19-21 ms on that of 2026-11-25, same binary): so the
+// bound is relative to the empty window measured the same way in the same test. Drawing the plot
+// through ImDrawList every frame (the defect the plot texture fixed) cost 8x an empty window.
 TEST(Gui, FrameTimeWith20SeriesOf200Points) {
   const fs::path dir = fresh_dir("perf");
   Xvfb x(dir);
   REQUIRE_X(x);
+  const fs::path empty_stats = dir / "frames_empty.json";
+  {
+    GuiSession gui(x, dir, {"--frames", "200", "--frame-stats", empty_stats.string()});
+    ASSERT_EQ(gui.wait_exit(120).value_or(-99), 0) << gui.log_text();
+  }
   const fs::path results = write_run(dir, {"k.a", "k.b", "k.c", "k.d"}, {32, 64, 96, 128, 256}, 200);
   const fs::path stats = dir / "frames.json";
   GuiSession gui(x, dir, {"--open", results.string(), "--frames", "400", "--frame-stats", stats.string()});
@@ -218,19 +236,20 @@ TEST(Gui, FrameTimeWith20SeriesOf200Points) {
 
   std::ifstream in(stats);
   const nlohmann::json j = nlohmann::json::parse(in);
-  ASSERT_EQ(j["series"].get<int>(), 20);
   ASSERT_EQ(j["points"].get<int>(), 4000);
-  std::vector<double> wall = j["frame_ms"], cpu = j["cpu_ms"];
-  wall.erase(wall.begin(), wall.begin() + 30);  // start-up: font atlas, first layouts
-  cpu.erase(cpu.begin(), cpu.begin() + 30);
-  const double cpu_med = median(cpu);
+  std::vector<double> wall = j["frame_ms"];
+  wall.erase(wall.begin(), wall.begin() + 30);
+  const std::vector<double> cpu = steady_cpu_ms(stats, 20), empty = steady_cpu_ms(empty_stats, 0);
+  const double cpu_med = median(cpu), empty_med = median(empty);
   std::printf(
       "frame time, 20 series x 200 points, 1600x1000, Xvfb + llvmpipe: wall median %.1f ms, p95 %.1f ms; "
-      "process CPU per frame median %.1f ms, p95 %.1f ms (%zu frames)\n",
-      median(wall), p95(wall), cpu_med, p95(cpu), wall.size());
+      "process CPU per frame median %.1f ms, p95 %.1f ms (%zu frames); empty window %.1f ms CPU per frame\n",
+      median(wall), p95(wall), cpu_med, p95(cpu), wall.size(), empty_med);
   RecordProperty("wall_median_ms", std::to_string(median(wall)));
   RecordProperty("cpu_median_ms", std::to_string(cpu_med));
-  EXPECT_LE(cpu_med, 16.0);
+  RecordProperty("empty_cpu_median_ms", std::to_string(empty_med));
+  EXPECT_LE(cpu_med, 2.0 * empty_med)
+      << "a frame of the 4000-point view costs more than twice an empty window";
 }
 
 }  // namespace attn::guitest
