@@ -134,7 +134,8 @@ plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& ru
     }
     p.series.push_back(std::move(s));
     p.annotations.push_back(
-        {ridge, ce.tflops * unit.factor, fmt::format("{} ridge {:.0f} FLOP/B", ce.label.substr(0, ce.label.find(' ')), ridge), ce.color});
+        {ridge, ce.tflops * unit.factor,
+         fmt::format("{} ridge {:.0f} FLOP/B", ce.label.substr(0, ce.label.find(' ')), ridge), ce.color});
   }
   std::size_t style = 0;
   for (const std::string& k : order) {

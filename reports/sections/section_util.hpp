@@ -32,8 +32,8 @@ std::string regime_of(const Problem& p);
 // "`a`, `b`".
 std::string backticked(const std::vector<std::string>& v);
 
-// Cases of one dtype, with a timed median (`timed`, whatever their status) or not measured, grouped by problem (first appearance), then by
-// kernel variant (first appearance).
+// Cases of one dtype, with a timed median (`timed`, whatever their status) or not measured, grouped by
+// problem (first appearance), then by kernel variant (first appearance).
 std::vector<const CaseResult*> ordered(const std::vector<CaseResult>& cases, DType dtype, bool timed);
 
 }  // namespace attn

@@ -10,13 +10,13 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                       \
+#define CHECK(x)                                                                     \
+  do {                                                                               \
+    cudaError_t e = (x);                                                             \
+    if (e != cudaSuccess) {                                                          \
       std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      return 1;                                                                   \
-    }                                                                             \
+      return 1;                                                                      \
+    }                                                                                \
   } while (0)
 
 // SM threads, not a copy engine: copies on one engine queue are ordered among themselves.
@@ -57,9 +57,10 @@ int main() {
       rounds_stale += wrong != 0;
       words_stale += wrong;
     }
-    std::printf("%s: %d of %d rounds read a stale tail (%zu stale words of %zu)\n",
-                ordered ? "stream-ordered cudaMemcpyAsync+sync" : "legacy cudaMemcpy then non-blocking stream",
-                rounds_stale, kRounds, words_stale, kTail * kRounds);
+    std::printf(
+        "%s: %d of %d rounds read a stale tail (%zu stale words of %zu)\n",
+        ordered ? "stream-ordered cudaMemcpyAsync+sync" : "legacy cudaMemcpy then non-blocking stream",
+        rounds_stale, kRounds, words_stale, kTail * kRounds);
   }
   return 0;
 }

@@ -34,7 +34,8 @@ TEST(TransferOrder, UploadIsVisibleToTheNextCopyOnANonBlockingStream) {
     for (std::size_t i = 0; i < kWords; ++i) host[i] = round * 0x9E3779B9u + static_cast<std::uint32_t>(i);
     copy_to_device(dst.get(), host.data(), kWords * sizeof(std::uint32_t), stream);
     // A kernel right after the upload on the same stream must see the new data, never the last round's.
-    test::copy_words_on_sms(probe.as<std::uint32_t>(), dst.as<std::uint32_t>() + (kWords - kTail), kTail, stream);
+    test::copy_words_on_sms(probe.as<std::uint32_t>(), dst.as<std::uint32_t>() + (kWords - kTail), kTail,
+                            stream);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     copy_to_host(back.data(), probe.get(), kTail * 4, stream);
     std::size_t wrong = 0;
