@@ -17,6 +17,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/sweep_flags.hpp"
+#include "profiling/sweep/command_line.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/plan_store.hpp"
@@ -129,7 +130,9 @@ struct Scripts {
 Scripts make_scripts(const SlurmOptions& o, const fs::path& dir, Backend backend, const fs::path& exe) {
   SweepOverrides sweep = o.sweep;
   sweep.backend = std::string(to_string(backend));  // every shard plans for the backend planned here
-  std::vector<std::string> run_args = sweep_flag_args(sweep);
+  sweep.out.reset();                                // each shard writes its own folder, given below
+  sweep.force.reset();
+  std::vector<std::string> run_args = sweep_args(sweep);
   if (o.case_timeout) run_args.insert(run_args.end(), {"--case-timeout", *o.case_timeout});
   const std::string name = "attnscope-" + dir.filename().string();
   const std::string d = quote(dir.string()), x = quote(exe.string());

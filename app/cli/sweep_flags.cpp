@@ -36,44 +36,6 @@ std::optional<std::string>* protocol_slot(SweepOverrides& o, const std::string& 
 
 }  // namespace
 
-std::vector<std::string> sweep_flag_args(const SweepOverrides& given) {
-  SweepOverrides o = given;  // protocol_slot hands out pointers into a mutable value
-  std::vector<std::string> args;
-  const auto put = [&args](const char* flag, const std::optional<std::string>& v) {
-    if (!v) return;
-    args.emplace_back(flag);
-    args.push_back(*v);
-  };
-  put("--preset", o.preset);
-  put("--kernels", o.kernels);
-  put("--batch", o.batch);
-  put("--tokens", o.tokens);
-  put("--heads", o.heads);
-  put("--hidden", o.hidden);
-  put("--heads-kv", o.heads_kv);
-  put("--seq", o.seq);
-  put("--seq-q", o.seq_q);
-  put("--seq-kv", o.seq_kv);
-  put("--head-dim", o.head_dim);
-  put("--head-dim-v", o.head_dim_v);
-  put("--dtype", o.dtype);
-  put("--causal", o.causal);
-  put("--window", o.window);
-  put("--backend", o.backend);
-  put("--baseline", o.baseline);
-  for (const ProtocolField& f : protocol_fields()) {
-    const std::string flag = f.flag;
-    if (flag == "--graphs") {
-      if (o.graphs) args.push_back(*o.graphs == "1" ? "--graphs" : "--no-graphs");
-    } else if (flag == "--no-check") {
-      if (o.no_check) args.push_back(flag);
-    } else if (std::optional<std::string>* slot = protocol_slot(o, f.key)) {
-      put(f.flag, *slot);
-    }
-  }
-  return args;
-}
-
 void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
   const std::string ints = "; a list 64,128, a range 320:1024:64 (stop inclusive) or 512:16384:x2";
   text_option(cmd, "--preset", o.preset, "NAME|FILE",

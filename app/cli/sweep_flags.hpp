@@ -17,8 +17,4 @@ namespace attn {
 // `o` must outlive the parse.
 void add_sweep_flags(CLI::App& cmd, SweepOverrides& o);
 
-// The flags that give `o` again when parsed by add_sweep_flags, as separate argv words, leaving
-// out --out and --force: how `attnscope slurm` hands one sweep to every shard job.
-std::vector<std::string> sweep_flag_args(const SweepOverrides& o);
-
 }  // namespace attn
