@@ -83,10 +83,10 @@ TEST(SlurmCli, SubmitsTheArrayThenAMergeJobThatWaitsForIt) {
       std::string::npos)
       << shard;
   EXPECT_EQ(shard.find("--gres"), std::string::npos) << "the CPU backend asks for no GPU\n" << shard;
-  EXPECT_NE(
-      shard.find(
-          "--seq 16,32 --head-dim 8 --dtype fp32 --causal 0,1 --backend cpu --warmup-ms 1 --max-time-s 0.01"),
-      std::string::npos)
+  EXPECT_NE(shard.find("--backend cpu --kernels cpu.reference,cpu.flash --batch 1 --heads 1 --seq 16,32 "
+                       "--head-dim 8 --dtype "
+                       "fp32 --causal 0,1 --warmup-ms 1 --max-time-s 0.01 --shard"),
+            std::string::npos)
       << shard;
   EXPECT_NE(shard.find("--shard \"$k/2\" --out \"$out\""), std::string::npos) << shard;
   EXPECT_NE(shard.find("run --quiet --resume \"$out\""), std::string::npos) << shard;
