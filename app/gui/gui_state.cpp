@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -68,6 +70,7 @@ void GuiState::begin_frame() {
     m_last_refresh_s = now;
     ++m_data_revision;
     m_plot_dirty = true;
+    update_results_units();
     // --select CASE_ID: the first run holding it, once it arrives.
     if (options.select && !selection) {
       for (const StoredRun& r : m_runs)
@@ -85,6 +88,17 @@ void GuiState::begin_frame() {
     m_plot_dirty = false;
   }
   widget_rects.clear();
+}
+
+void GuiState::update_results_units() {
+  double max_ms = 0, max_tflops = 0;
+  for (const StoredRun& r : m_runs)
+    for (const CaseResult& c : r.data.cases) {
+      if (c.timing && std::isfinite(c.timing->median_ms)) max_ms = std::max(max_ms, c.timing->median_ms);
+      if (c.tflops && std::isfinite(*c.tflops)) max_tflops = std::max(max_tflops, *c.tflops);
+    }
+  m_results_time_unit = plot::scaled_unit("ms", max_ms);
+  m_results_flops_unit = plot::scaled_unit("TFLOPS", max_tflops);
 }
 
 const StoredRun* GuiState::run_by_key(std::uint64_t key) const {

@@ -19,6 +19,7 @@
 #include "app/gui/sweep_runner.hpp"
 #include "profiling/sweep/sweep_spec.hpp"
 #include "reports/plot/plot_build.hpp"
+#include "reports/plot/units.hpp"
 
 namespace attn::gui {
 
@@ -77,6 +78,10 @@ class GuiState {
   // --- data of this frame
   const std::vector<StoredRun>& runs() const { return m_runs; }
   std::uint64_t data_revision() const { return m_data_revision; }
+  // The Results table's units (one per column, scaled to its largest value over every run),
+  // recomputed when the runs change, not per frame.
+  const plot::UnitScale& results_time_unit() const { return m_results_time_unit; }
+  const plot::UnitScale& results_flops_unit() const { return m_results_flops_unit; }
   const JobProgress& progress() const { return m_progress; }
   const StoredRun* run_by_key(std::uint64_t key) const;
   const StoredRun* selected_run() const;
@@ -147,6 +152,7 @@ class GuiState {
  private:
   void rebuild_preview();
   void rebuild_plot();
+  void update_results_units();
   void rebuild_roofline();
 
   std::filesystem::path m_settings_file;
@@ -155,6 +161,8 @@ class GuiState {
   std::vector<StoredRun> m_runs;
   std::uint64_t m_seen_generation = 0;
   std::uint64_t m_data_revision = 0;
+  plot::UnitScale m_results_time_unit = plot::scaled_unit("ms", 0);
+  plot::UnitScale m_results_flops_unit = plot::scaled_unit("TFLOPS", 0);
   JobProgress m_progress;
   bool m_form_dirty = true, m_plot_dirty = true;
   static constexpr double kLiveRefreshS = 0.25;  // [s] live-data refresh period during a sweep

@@ -122,14 +122,7 @@ void draw_results_panel(GuiState& s) {
                                 ImGuiTableFlags_SizingStretchProp;
   // One unit per column, scaled to its largest value: never "12.1 ms" above "45.6 µs", and GFLOPS
   // for CPU runs.
-  double max_ms = 0, max_tflops = 0;
-  for (const StoredRun& r : s.runs())
-    for (const CaseResult& c : r.data.cases) {
-      if (c.timing && std::isfinite(c.timing->median_ms)) max_ms = std::max(max_ms, c.timing->median_ms);
-      if (c.tflops && std::isfinite(*c.tflops)) max_tflops = std::max(max_tflops, *c.tflops);
-    }
-  const plot::UnitScale t_unit = plot::scaled_unit("ms", max_ms),
-                        f_unit = plot::scaled_unit("TFLOPS", max_tflops);
+  const plot::UnitScale &t_unit = s.results_time_unit(), &f_unit = s.results_flops_unit();
   const std::string median_header = "median [" + t_unit.unit + "]";
   if (!ImGui::BeginTable("results", kColumns, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
