@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "profiling/field_catalogue.hpp"
+#include "reports/case_query.hpp"
 #include "reports/plot/units.hpp"
 
 namespace attn::plot {
@@ -111,11 +112,6 @@ std::map<std::string, double> case_values(const CaseResult& c) {
     for (const auto& [name, value] : c.metrics->aggregate.extra)
       if (std::isfinite(value)) m[name] = value;
   return m;
-}
-
-std::optional<double> median_ms(const CaseResult& c) {
-  if (c.timing && c.timing->median_ms > 0 && std::isfinite(c.timing->median_ms)) return c.timing->median_ms;
-  return std::nullopt;
 }
 
 std::string gpu_name(const RunInfo& run) {
@@ -352,7 +348,7 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
     bool found = false;
     for (const LoadedRun& r : runs)
       for (const CaseResult& c : r.cases)
-        if (c.status == Status::ok && median_ms(c)) {
+        if (is_measured(c)) {
           kernels.insert(variant_label(c));
           found = found || variant_label(c) == baseline;
         }
@@ -399,12 +395,12 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
         if (const auto it = base_cases.find(shape(c.problem)); it != base_cases.end())
           for (const CaseResult* b : it->second)
             if (b->problem == c.problem)
-              if (const auto m = median_ms(*b); m && (!base || *m < *base)) base = m;
-        const auto m = median_ms(c);
+              if (const auto m = measured_median_ms(*b); m && (!base || *m < *base)) base = m;
+        const auto m = timed_median_ms(c);
         if (!base) ++no_baseline;
         if (base && m) y = *base / *m;
       } else if (latency) {
-        y = median_ms(c);
+        y = timed_median_ms(c);
       } else {
         const auto values = case_values(c);
         if (const auto it = values.find(spec.y); it != values.end()) y = it->second;
