@@ -96,6 +96,14 @@ std::string set_in(CaseResult& c, const FieldValue& v) {
   return {};
 }
 
+// A text member of the optional group G, omitted while empty.
+template <auto G, auto M>
+FieldValue get_in_text(const CaseResult& c) {
+  const auto& g = c.*G;
+  if (!g || ((*g).*M).empty()) return std::monostate{};
+  return (*g).*M;
+}
+
 // A member of the case's problem.
 template <auto M>
 FieldValue get_problem(const CaseResult& c) {

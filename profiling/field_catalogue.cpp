@@ -70,6 +70,26 @@ constexpr FieldDesc metric_row(std::string_view name, std::string_view label, st
   return f;
 }
 
+// A phases.* row: seconds of one stage of the case (CasePhases).
+#define ATTN_PHASE(NAME, LABEL)                                                                              \
+  FieldDesc {                                                                                                \
+    .path = "phases." #NAME, .name = "phase_" #NAME, .label = LABEL, .unit = "s", .higher_is_better = false, \
+    .get = &get_in<&C::phases, &CasePhases::NAME>, .set = &set_in<&C::phases, &CasePhases::NAME>,            \
+    .csv = true, .plot = true                                                                                \
+  }
+// A place.* row: where the case ran (CasePlace); text omitted while empty.
+#define ATTN_PLACE_TEXT(NAME, LABEL)                                                               \
+  FieldDesc {                                                                                      \
+    .path = "place." #NAME, .name = #NAME, .label = LABEL, .type = FT::text,                       \
+    .get = &get_in_text<&C::place, &CasePlace::NAME>, .set = &set_in<&C::place, &CasePlace::NAME>, \
+    .csv = true                                                                                    \
+  }
+#define ATTN_PLACE_INT(NAME, LABEL)                                                                       \
+  FieldDesc {                                                                                             \
+    .path = "place." #NAME, .name = #NAME, .label = LABEL, .type = FT::int32,                             \
+    .get = &get_in<&C::place, &CasePlace::NAME>, .set = &set_in<&C::place, &CasePlace::NAME>, .csv = true \
+  }
+
 #define ATTN_METRIC(NAME, LABEL, UNIT, HIB, ROLLUP, CUPTI)                                            \
   [] {                                                                                                \
     FieldDesc f = metric_row(#NAME, LABEL, UNIT, HIB, ROLLUP, CUPTI, &M::NAME, &get_metric<&M::NAME>, \
@@ -591,15 +611,38 @@ const std::array kFields = {
               .get = &get_in<&C::roofline, &R::bound>,
               .set = &set_in<&C::roofline, &R::bound>,
               .csv = true},
+    // where the case ran
+    ATTN_PLACE_TEXT(host, "Host"),
+    ATTN_PLACE_INT(device_index, "Device index"),
+    ATTN_PLACE_TEXT(device_name, "Device"),
+    ATTN_PLACE_TEXT(device_uuid, "Device UUID"),
+    ATTN_PLACE_TEXT(worker, "Worker"),
+    ATTN_PLACE_INT(worker_slot, "Worker slot"),
+    ATTN_PLACE_INT(worker_pid, "Worker pid"),
+    ATTN_PLACE_INT(worker_start, "Worker start"),
+    // where the case's wall time went
+    ATTN_PHASE(prepare_s, "Prepare phase"),
+    ATTN_PHASE(inputs_s, "Inputs phase"),
+    ATTN_PHASE(reference_s, "Reference phase"),
+    ATTN_PHASE(check_s, "Check phase"),
+    ATTN_PHASE(warmup_s, "Warm-up phase"),
+    ATTN_PHASE(timed_s, "Timed-samples phase"),
+    ATTN_PHASE(metrics_s, "Metrics phase"),
+    ATTN_PHASE(other_s, "Other time"),
 };
 
 #undef ATTN_METRIC
+#undef ATTN_PHASE
+#undef ATTN_PLACE_TEXT
+#undef ATTN_PLACE_INT
 
 constexpr std::array kGroups = {
     FieldGroup{"timing", [](C& c) { c.timing.emplace(); }},
     FieldGroup{"correctness", [](C& c) { c.correctness.emplace(); }},
     FieldGroup{"metrics", [](C& c) { c.metrics.emplace(); }},
     FieldGroup{"roofline", [](C& c) { c.roofline.emplace(); }},
+    FieldGroup{"place", [](C& c) { c.place.emplace(); }},
+    FieldGroup{"phases", [](C& c) { c.phases.emplace(); }},
 };
 
 }  // namespace

@@ -16,6 +16,22 @@ inline std::optional<L2Mode> parse_l2_mode(std::string_view s) {
   return std::nullopt;
 }
 
+// How the CUPTI metrics pass replays a case (docs/metrics.md "Replay"): `kernel` lets CUPTI save
+// and restore every buffer a kernel may write and replay it once per pass (what ncu does); `case`
+// runs the whole (idempotent) case once per pass, restoring nothing; `auto` takes kernel replay
+// while the case writes at most kAutoKernelReplayBytes, else case replay.
+enum class MetricsReplay { automatic, kernel, whole_case };
+constexpr std::string_view to_string(MetricsReplay m) {
+  return m == MetricsReplay::kernel ? "kernel" : m == MetricsReplay::whole_case ? "case" : "auto";
+}
+inline std::optional<MetricsReplay> parse_metrics_replay(std::string_view s) {
+  if (s == "auto") return MetricsReplay::automatic;
+  if (s == "kernel") return MetricsReplay::kernel;
+  if (s == "case") return MetricsReplay::whole_case;
+  return std::nullopt;
+}
+inline constexpr std::int64_t kAutoKernelReplayBytes = std::int64_t{1} << 30;
+
 struct Protocol {
   double warmup_ms = 20.0;   // [ms] of back-to-back launches before sampling
   int min_samples = 10;      // never stop before this many samples
@@ -30,6 +46,7 @@ struct Protocol {
   // CUPTI metrics pass after timing (docs/metrics.md): "default", "none", "+name,..." (default
   // set plus names) or "name,..." (only those). Syntax in profiling/metrics.hpp.
   std::string metrics = "default";
+  MetricsReplay metrics_replay = MetricsReplay::automatic;
 };
 
 }  // namespace attn

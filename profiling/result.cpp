@@ -53,6 +53,23 @@ std::optional<MetricsStatus> parse_metrics_status(std::string_view s) {
 
 const std::string& variant_label(const CaseResult& c) { return c.variant.empty() ? c.kernel : c.variant; }
 
+namespace {
+constexpr std::optional<double> CasePhases::*kPhases[] = {
+    &CasePhases::prepare_s, &CasePhases::inputs_s, &CasePhases::reference_s, &CasePhases::check_s,
+    &CasePhases::warmup_s,  &CasePhases::timed_s,  &CasePhases::metrics_s,   &CasePhases::other_s};
+}  // namespace
+
+void add_phases(CasePhases& into, const CasePhases& from) {
+  for (auto m : kPhases)
+    if (from.*m) into.*m = (into.*m).value_or(0.0) + *(from.*m);
+}
+
+double phases_sum(const CasePhases& p) {
+  double s = 0;
+  for (auto m : kPhases) s += (p.*m).value_or(0.0);
+  return s;
+}
+
 std::string utc_now(const char* format) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -92,6 +92,7 @@ struct CaseMetrics {
   KernelMetrics aggregate;             // counters summed, percentages weighted by each kernel's gpu time
   std::vector<KernelMetrics> kernels;  // one row per launch, in launch order
   int passes = 0;                      // replay passes per kernel
+  std::string replay;                  // "case" (the case ran once per pass) or "kernel" (CUPTI's replay)
   double wall_s = 0;                   // [s] host time of the metrics pass
 };
 
@@ -105,6 +106,32 @@ struct Roofline {
   double attainable_tflops = 0;              // at the achieved intensity, else the algorithmic
   std::optional<double> pct_of_roofline;     // [%] achieved TFLOPS / attainable
   std::string bound;                         // "memory" | "compute"
+};
+
+// Where a case ran (docs/design.md "Where a case ran"): the device as its worker's host numbers it,
+// and the worker. The engine knows neither its slot nor the index the supervisor gave it, so the
+// run session stamps these from the worker's device record when the result arrives.
+struct CasePlace {
+  std::string host;
+  std::optional<int> device_index;  // as the worker's host numbers it (CUDA_VISIBLE_DEVICES applied)
+  std::string device_uuid;          // "GPU-8c1f..." (empty on the cpu backend)
+  std::string device_name;          // GPU name, or the CPU model
+  std::string worker;               // the slot's label: "w1 (device 1)", "in-process"
+  std::optional<int> worker_slot, worker_pid;
+  std::optional<int> worker_start;  // 1 for the slot's first worker, 2 after one restart, ...
+};
+
+// Where a case's wall time went [s] (docs/design.md "Phases of a case"). Each is absent when the
+// stage did not run; a problem's inputs and reference are paid by its first case on a worker.
+struct CasePhases {
+  std::optional<double> prepare_s;    // admission, kernel prepare, output/workspace allocation
+  std::optional<double> inputs_s;     // generating and uploading Q, K, V
+  std::optional<double> reference_s;  // reference output and cuDNN's error bar
+  std::optional<double> check_s;      // the checked run, downloading and comparing its output
+  std::optional<double> warmup_s;     // back-to-back launches before sampling
+  std::optional<double> timed_s;      // the samples, L2 flushes between them included
+  std::optional<double> metrics_s;    // launch statistics and the CUPTI metrics pass
+  std::optional<double> other_s;      // the rest of the case's wall time (derived quantities, freeing)
 };
 
 struct CaseResult {
@@ -133,7 +160,14 @@ struct CaseResult {
   std::string metrics_reason;  // why metrics_status is not ok
   std::optional<Roofline> roofline;
   std::string ncu_command;  // profiles this one case with Nsight Compute, selected by NVTX range
+  std::optional<CasePlace> place;
+  std::optional<CasePhases> phases;
 };
+
+// The phases' sum [s] (0 when none were recorded).
+double phases_sum(const CasePhases& p);
+// Adds each phase of `from` that was recorded to `into`.
+void add_phases(CasePhases& into, const CasePhases& from);
 
 // The name of a case's kernel variant in every output (series, table rows, baselines, compare and
 // crossover): `variant` when set, else the kernel id.
@@ -148,6 +182,7 @@ struct GpuInfo {
   std::optional<double> sm_clock_mhz, mem_clock_mhz;
   std::optional<double> mem_bus_bits;
   std::string pci_bus_id;
+  std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
 };
 
 struct Peaks {
@@ -156,6 +191,28 @@ struct Peaks {
   // Measured per dtype (dense cuBLAS GEMM); tensor_tflops_measured is the larger of the two.
   std::optional<double> tensor_tflops_fp16_measured, tensor_tflops_bf16_measured;
   std::string measured_at;  // UTC ISO-8601 of the measurement (cached per GPU)
+};
+
+// One device that took part in a run, as its worker described itself.
+struct RunDevice {
+  std::string host;
+  int index = 0;       // as that host numbers it
+  std::string uuid;    // empty on the cpu backend
+  std::string name;    // GPU name, or the CPU model
+  std::string worker;  // the first slot label that used it
+  Peaks peaks;
+};
+
+// Where a run's time went (docs/design.md "Phases of a case"), written at the end of the run.
+struct RunTotals {
+  double wall_s = 0;          // [s] the sweep, from the first worker's start to the last result
+  int cases = 0;              // results that carry phases
+  double case_wall_s = 0;     // [s] sum of the cases' wall_s
+  CasePhases phases;          // [s] each phase summed over the cases
+  double worker_start_s = 0;  // [s] summed over worker starts: spawn to device record
+  double handoff_s = 0;       // [s] summed over cases: hand-out to result, less the case's wall_s
+  double idle_s = 0;          // [s] summed over slots: no case in flight and no worker starting
+  int slots = 0;              // worker slots (1 in-process)
 };
 
 struct RunInfo {
@@ -181,6 +238,10 @@ struct RunInfo {
   std::optional<int> metrics_passes;
   MetricsStatus metrics_status = MetricsStatus::not_attempted;
   std::string metrics_reason;
+  // Every device that took part (the first is the one `gpu` describes), and where the time went;
+  // both completed when the run ends.
+  std::vector<RunDevice> devices;
+  std::optional<RunTotals> totals;
 };
 
 // The current UTC time through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ" for started_at).

@@ -95,6 +95,12 @@ std::string CompareReport::regression_counts() const {
   return out.empty() ? std::string("none") : out;
 }
 
+std::size_t CompareReport::cross_device() const {
+  return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const CompareRow& r) {
+    return !r.base_device.empty() && !r.new_device.empty() && r.base_device != r.new_device;
+  }));
+}
+
 std::size_t CompareReport::count(Verdict v) const {
   return static_cast<std::size_t>(
       std::count_if(rows.begin(), rows.end(), [&](const CompareRow& r) { return r.verdict == v; }));
@@ -129,6 +135,8 @@ CompareReport compare_results(const std::vector<CaseResult>& base, const std::ve
     r.kernel = variant_label(n);
     r.config = config_label(n.problem, n.knobs);
     r.base_status = b.status;
+    r.base_device = b.place ? b.place->device_name : std::string();
+    r.new_device = n.place ? n.place->device_name : std::string();
     r.new_status = n.status;
     r.base_ms = ok_median(b);
     r.new_ms = ok_median(n);
@@ -185,6 +193,15 @@ std::string compare_markdown(const CompareReport& r) {
   }
   out += fmt::format("{} paired cases: {}; {} only in BASE, {} only in NEW.\n\n", r.rows.size(),
                      counts.empty() ? std::string("none") : counts, r.only_base.size(), r.only_new.size());
+  if (const std::size_t x = r.cross_device(); x > 0) {
+    const auto it = std::find_if(r.rows.begin(), r.rows.end(), [](const CompareRow& row) {
+      return !row.base_device.empty() && !row.new_device.empty() && row.base_device != row.new_device;
+    });
+    out += fmt::format(
+        "**Different devices:** {} of {} paired cases ran on another kind of device in NEW than in BASE "
+        "(e.g. {} on {} vs {}); their change measures the devices as much as the code.\n\n",
+        x, r.rows.size(), it->kernel, it->base_device, it->new_device);
+  }
   if (r.regressed()) {
     out += fmt::format("**REGRESSION: {}**\n\n", r.regression_counts());
   } else if (r.missing() > 0) {
@@ -226,20 +243,20 @@ std::string compare_csv(const CompareReport& r) {
   std::string out =
       "verdict,case_id,kernel,config,base_status,new_status,base_ms,new_ms,base_se_ms,new_se_ms,ratio,change_"
       "pct,"
-      "z\n";
+      "z,base_device,new_device\n";
   for (const CompareRow& row : r.rows) {
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(row.verdict), csv_field(row.case_id),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(row.verdict), csv_field(row.case_id),
         csv_field(row.kernel), csv_field(row.config), to_string(row.base_status), to_string(row.new_status),
         opt_num(row.base_ms), opt_num(row.new_ms), opt_num(row.base_se_ms), opt_num(row.new_se_ms),
         opt_num(row.ratio), row.ratio ? fmt::format("{:.3f}", (*row.ratio - 1.0) * 100.0) : std::string(),
-        opt_num(row.z, "{:.3f}"));
+        opt_num(row.z, "{:.3f}"), csv_field(row.base_device), csv_field(row.new_device));
   }
   for (const auto& [verdict, list] :
        {std::pair{"only_base", &r.only_base}, std::pair{"only_new", &r.only_new}}) {
     for (const OneSided& c : *list) {
       const std::string status(to_string(c.status));
-      out += fmt::format("{},{},{},{},{},{},,,,,,,\n", verdict, csv_field(c.case_id), csv_field(c.kernel),
+      out += fmt::format("{},{},{},{},{},{},,,,,,,,,\n", verdict, csv_field(c.case_id), csv_field(c.kernel),
                          csv_field(c.config), verdict == std::string_view("only_base") ? status : "",
                          verdict == std::string_view("only_new") ? status : "");
     }
@@ -262,7 +279,9 @@ std::string compare_json(const CompareReport& r) {
                     {"base_se_ms", opt_json(row.base_se_ms)},
                     {"new_se_ms", opt_json(row.new_se_ms)},
                     {"ratio", opt_json(row.ratio)},
-                    {"z", opt_json(row.z)}});
+                    {"z", opt_json(row.z)},
+                    {"base_device", row.base_device},
+                    {"new_device", row.new_device}});
   }
   auto one_sided = [](const std::vector<OneSided>& v) {
     json a = json::array();
@@ -284,6 +303,7 @@ std::string compare_json(const CompareReport& r) {
                   {"sigma", r.options.sigma},
                   {"regressed", r.regressed()},
                   {"missing", r.missing()},
+                  {"cross_device", r.cross_device()},
                   {"allow_missing", r.options.allow_missing},
                   {"counts", counts},
                   {"rows", rows},

@@ -41,6 +41,7 @@ struct CompareRow {
   std::optional<double> ratio;                  // new / base median
   std::optional<double> z;                      // (new - base) / combined standard error; absent when it is 0
   Verdict verdict = Verdict::not_compared;
+  std::string base_device, new_device;  // the device kind (name) each was measured on
 };
 
 struct OneSided {
@@ -60,6 +61,8 @@ struct CompareReport {
   std::size_t missing() const { return only_base.size() + count(Verdict::missing); }
   // "1 slower, 2 failed, 3 missing" (the parts that make a regression; "none" without any).
   std::string regression_counts() const;
+  // Rows whose BASE and NEW ran on different device kinds (both known).
+  std::size_t cross_device() const;
 };
 
 // The standard error of a case's median [ms]: median x noise_pct / 100 when noise_pct > 0 (the

@@ -224,3 +224,41 @@ void JsonlWriter::write_line(const std::string& line) {
 LoadedRun read_results(const fs::path& file) { return parse_results(file, read_text(file)).loaded; }
 
 }  // namespace attn
+
+namespace attn {
+
+void rewrite_run_record(const fs::path& file, const RunInfo& run) {
+  const std::string text = read_text(file);
+  std::size_t begin = 0;
+  while (begin < text.size()) {  // skip blank lines before the run record
+    const std::size_t nl = text.find('\n', begin);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl;
+    if (!blank(std::string_view(text).substr(begin, end - begin))) break;
+    begin = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  const std::size_t nl = text.find('\n', begin);
+  if (begin >= text.size() || nl == std::string::npos)
+    throw ResultsIoError(file.string() + ": no complete run record to rewrite");
+  (void)run_info_from_json(json::parse(text.substr(begin, nl - begin)));  // it is a run record
+  const fs::path tmp = file.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) io_fail(tmp, "cannot create", errno);
+  try {
+    write_all(fd, tmp, dump_line(to_json(run)));
+    write_all(fd, tmp, std::string_view(text).substr(nl + 1));
+    sync_fd(fd, tmp);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    io_fail(file, "rename", err);
+  }
+  sync_dir(file.parent_path());
+}
+
+}  // namespace attn

@@ -65,6 +65,11 @@ class JsonlWriter {
   std::size_t m_lines = 0;  // lines written by this writer
 };
 
+// Replaces the run record (the first non-blank line) of a closed results file with `run`, through a
+// temporary file renamed over it, so that a crash leaves either the old or the new file whole.
+// The end of a run uses it to add the devices that took part and the time totals.
+void rewrite_run_record(const std::filesystem::path& file, const RunInfo& run);
+
 // Reads a whole results file. The first non-blank line must be a run record, every later one a case
 // record. An unparsable last line (a writer killed mid-line) is dropped with a warning; an
 // unparsable or invalid line anywhere else throws ResultsFormatError naming "file:line". A case_id

@@ -12,6 +12,7 @@
 #include "profiling/field_catalogue.hpp"
 #include "profiling/sweep/variant.hpp"
 #include "reports/json_fields.hpp"
+#include "reports/run_extent_json.hpp"
 
 namespace attn {
 
@@ -179,6 +180,7 @@ void put_metrics_rest(json& j, const CaseMetrics& m) {
   }
   j["kernels"] = std::move(kernels);
   j["passes"] = m.passes;
+  if (!m.replay.empty()) j["replay"] = m.replay;
   j["wall_s"] = number(m.wall_s);
 }
 
@@ -196,6 +198,7 @@ void get_metrics_rest(const json& j, const std::string& path, CaseMetrics& m) {
     }
   }
   get_int(j, "passes", path, m.passes);
+  get_string(j, "replay", path, m.replay);
   get_double(j, "wall_s", path, m.wall_s);
 }
 
@@ -206,6 +209,7 @@ json gpu_json(const GpuInfo& g) {
             {"l2_bytes", g.l2_bytes},
             {"mem_bytes", g.mem_bytes},
             {"pci_bus_id", g.pci_bus_id}};
+  if (!g.uuid.empty()) j["uuid"] = g.uuid;
   json clocks = json::object();
   put_opt(clocks, "sm_mhz", g.sm_clock_mhz);
   put_opt(clocks, "mem_mhz", g.mem_clock_mhz);
@@ -243,6 +247,7 @@ GpuInfo gpu_from(const json& j, const std::string& path) {
   }
   g.mem_bus_bits = opt_double(j, "mem_bus_bits", path);
   get_string(j, "pci_bus_id", path, g.pci_bus_id);
+  get_string(j, "uuid", path, g.uuid);
   return g;
 }
 
@@ -257,7 +262,8 @@ json protocol_json(const Protocol& p) {
           {"graph_batch", p.graph_batch},
           {"seed", p.seed},
           {"check", p.check},
-          {"metrics", p.metrics}};
+          {"metrics", p.metrics},
+          {"metrics_replay", std::string(to_string(p.metrics_replay))}};
 }
 
 Protocol protocol_from(const json& j, const std::string& path) {
@@ -283,31 +289,15 @@ Protocol protocol_from(const json& j, const std::string& path) {
   }
   get_bool(j, "check", path, p.check);
   get_string(j, "metrics", path, p.metrics);
-  return p;
-}
-
-json peaks_json(const Peaks& p) {
-  json j = json::object();
-  put_opt(j, "tensor_tflops_measured", p.tensor_tflops_measured);
-  put_opt(j, "dram_gbps_measured", p.dram_gbps_measured);
-  put_opt(j, "tensor_tflops_datasheet", p.tensor_tflops_datasheet);
-  put_opt(j, "dram_gbps_datasheet", p.dram_gbps_datasheet);
-  put_opt(j, "tensor_tflops_fp16_measured", p.tensor_tflops_fp16_measured);
-  put_opt(j, "tensor_tflops_bf16_measured", p.tensor_tflops_bf16_measured);
-  if (!p.measured_at.empty()) j["measured_at"] = p.measured_at;
-  return j;
-}
-
-Peaks peaks_from(const json& j, const std::string& path) {
-  require_object(j, path);
-  Peaks p;
-  p.tensor_tflops_measured = opt_double(j, "tensor_tflops_measured", path);
-  p.dram_gbps_measured = opt_double(j, "dram_gbps_measured", path);
-  p.tensor_tflops_datasheet = opt_double(j, "tensor_tflops_datasheet", path);
-  p.dram_gbps_datasheet = opt_double(j, "dram_gbps_datasheet", path);
-  p.tensor_tflops_fp16_measured = opt_double(j, "tensor_tflops_fp16_measured", path);
-  p.tensor_tflops_bf16_measured = opt_double(j, "tensor_tflops_bf16_measured", path);
-  get_string(j, "measured_at", path, p.measured_at);
+  // Records from before the field existed were measured with CUPTI's kernel replay.
+  p.metrics_replay = MetricsReplay::kernel;
+  if (const json* m = find(j, "metrics_replay")) {
+    const std::string s = as_string(*m, child(path, "metrics_replay"));
+    const auto mode = parse_metrics_replay(s);
+    if (!mode)
+      fail(child(path, "metrics_replay"), "expected \"auto\", \"case\" or \"kernel\", got \"" + s + "\"");
+    p.metrics_replay = *mode;
+  }
   return p;
 }
 
@@ -395,7 +385,7 @@ json to_json(const RunInfo& run) {
             {"cpu_model", run.cpu_model},
             {"cpu_threads", run.cpu_threads},
             {"protocol", protocol_json(run.protocol)},
-            {"peaks", peaks_json(run.peaks)},
+            {"peaks", peaks_to_json(run.peaks)},
             {"baseline", run.baseline}};
   if (run.gpu) j["gpu"] = gpu_json(*run.gpu);
   if (!run.os.empty()) j["os"] = run.os;
@@ -404,6 +394,8 @@ json to_json(const RunInfo& run) {
   if (!run.metrics_reason.empty()) j["metrics_reason"] = run.metrics_reason;
   if (!run.metrics_names.empty()) j["metrics_names"] = run.metrics_names;
   if (run.metrics_passes) j["metrics_passes"] = *run.metrics_passes;
+  if (!run.devices.empty()) j["devices"] = run_devices_json(run.devices);
+  if (run.totals) j["totals"] = run_totals_json(*run.totals);
   return j;
 }
 
@@ -428,7 +420,7 @@ RunInfo run_info_from_json(const json& j) {
   get_int(j, "cpu_threads", path, r.cpu_threads);
   get_string(j, "os", path, r.os);
   if (const json* p = find(j, "protocol")) r.protocol = protocol_from(*p, child(path, "protocol"));
-  if (const json* p = find(j, "peaks")) r.peaks = peaks_from(*p, child(path, "peaks"));
+  if (const json* p = find(j, "peaks")) r.peaks = peaks_from_json(*p, child(path, "peaks"));
   get_string(j, "baseline", path, r.baseline);
   get_metrics_status(j, path, r.metrics_status);
   get_string(j, "metrics_reason", path, r.metrics_reason);
@@ -439,6 +431,8 @@ RunInfo run_info_from_json(const json& j) {
       r.metrics_names.push_back(as_string((*names)[i], npath + "[" + std::to_string(i) + "]"));
   }
   if (const json* n = find(j, "metrics_passes")) r.metrics_passes = as_int(*n, child(path, "metrics_passes"));
+  if (const json* d = find(j, "devices")) r.devices = run_devices_from(*d, child(path, "devices"));
+  if (const json* t = find(j, "totals")) r.totals = run_totals_from(*t, child(path, "totals"));
   return r;
 }
 

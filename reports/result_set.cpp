@@ -41,8 +41,13 @@ ResultSet load_result_set(const std::vector<std::string>& args) {
     LoadedRun loaded = read_results(file);  // drops (and warns about) repeats within the file
     for (auto& w : loaded.warnings) set.warnings.push_back(std::move(w));
     ResultSource src{file, std::move(loaded.run), 0};
+    // Records written before cases named their device ran on the run's one device.
+    const std::string run_device = src.run.gpu ? src.run.gpu->name : src.run.cpu_model;
     for (std::size_t k = 0; k < loaded.cases.size(); ++k) {
       CaseResult& c = loaded.cases[k];
+      if (!c.place) c.place.emplace();
+      if (c.place->device_name.empty()) c.place->device_name = run_device;
+      if (c.place->host.empty()) c.place->host = src.run.host;
       const std::size_t line = k < loaded.case_lines.size() ? loaded.case_lines[k] : 0;
       const auto [it, inserted] = seen.emplace(c.case_id, FirstSeen{file, line});
       if (!inserted) {

@@ -3,8 +3,12 @@
 #include "reports/run_session.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "profiling/engine/engine.hpp"
+#include "profiling/engine/sampler.hpp"
 #include "reports/csv_writer.hpp"
 
 namespace attn {
@@ -111,6 +115,9 @@ void RunSession::fail(std::string why) {
 }
 
 void RunSession::use_workers(const std::vector<WorkerSlot>& slots) {
+  if (!m_t0) m_t0 = monotonic_seconds();
+  m_clocks.assign(slots.size(), SlotClock{});
+  for (std::size_t i = 0; i < slots.size(); ++i) m_clocks[i].slot = slots[i];
   m_workers.assign(slots.size(), WorkerStatus{});
   for (std::size_t i = 0; i < slots.size(); ++i) m_workers[i].label = slots[i].label;
   if (!m_log) m_log = std::fopen((m_setup.out_dir / "workers.log").c_str(), m_resume ? "a" : "w");
@@ -127,6 +134,8 @@ void RunSession::start() {
 }
 
 void RunSession::open(const RunInfo& run) {
+  if (!m_t0) m_t0 = monotonic_seconds();
+  if (m_clocks.empty()) note_device(run, 0, "in-process");
   if (m_writer) return;
   try {
     m_writer.emplace(JsonlWriter::create(results_file(), run, m_setup.force));
@@ -150,6 +159,13 @@ void RunSession::record_planned_skips() {
 }
 
 void RunSession::worker_started(std::size_t slot, pid_t pid) {
+  if (slot < m_clocks.size()) {
+    SlotClock& c = m_clocks[slot];
+    ++c.starts;
+    c.pid = static_cast<int>(pid);
+    c.spawned_at = monotonic_seconds();
+    c.device.reset();
+  }
   if (slot >= m_workers.size()) return;
   m_workers[slot].state = WorkerStatus::State::starting;
   m_workers[slot].pid = static_cast<int>(pid);
@@ -158,6 +174,14 @@ void RunSession::worker_started(std::size_t slot, pid_t pid) {
 }
 
 void RunSession::worker_ready(std::size_t slot, const RunInfo& device) {
+  if (slot < m_clocks.size()) {
+    SlotClock& c = m_clocks[slot];
+    const double dt = monotonic_seconds() - c.spawned_at;
+    c.starting_s += dt;
+    m_totals.worker_start_s += dt;
+    c.device = device;
+    note_device(device, c.slot.setup.device, c.slot.label);
+  }
   if (slot < m_workers.size()) {
     WorkerStatus& w = m_workers[slot];
     w.state = WorkerStatus::State::ready;
@@ -180,6 +204,7 @@ void RunSession::worker_ready(std::size_t slot, const RunInfo& device) {
 
 void RunSession::case_started(std::size_t index, std::size_t slot) {
   m_slot_of[index] = slot;
+  m_case_t0[index] = monotonic_seconds();
   if (slot < m_workers.size()) {
     m_workers[slot].state = WorkerStatus::State::busy;
     changed(slot);
@@ -188,8 +213,24 @@ void RunSession::case_started(std::size_t index, std::size_t slot) {
 }
 
 void RunSession::case_finished(std::size_t index, CaseResult result) {
+  std::optional<std::size_t> slot_of;
+  if (const auto t = m_case_t0.find(index); t != m_case_t0.end()) {
+    const double dt = monotonic_seconds() - t->second;
+    m_case_t0.erase(t);
+    m_totals.handoff_s += std::max(0.0, dt - result.wall_s);
+    if (const auto it = m_slot_of.find(index); it != m_slot_of.end() && it->second < m_clocks.size())
+      m_clocks[it->second].busy_s += dt;
+    else if (m_clocks.empty())
+      m_in_process_busy_s += dt;
+  }
+  if (result.phases) {
+    ++m_totals.cases;
+    m_totals.case_wall_s += result.wall_s;
+    add_phases(m_totals.phases, *result.phases);
+  }
   if (const auto it = m_slot_of.find(index); it != m_slot_of.end()) {
     const std::size_t slot = it->second;
+    slot_of = slot;
     m_slot_of.erase(it);
     if (slot < m_workers.size()) {
       WorkerStatus& w = m_workers[slot];
@@ -198,7 +239,80 @@ void RunSession::case_finished(std::size_t index, CaseResult result) {
       changed(slot);
     }
   }
+  stamp_place(result, slot_of);
   record(index, std::move(result));
+}
+
+// The worker fields always come from the session; the device fields too, except that a result
+// whose engine named its device keeps that.
+void RunSession::stamp_place(CaseResult& r, std::optional<std::size_t> slot) const {
+  CasePlace& place = r.place ? *r.place : r.place.emplace();
+  if (!m_clocks.empty() && slot && *slot < m_clocks.size()) {
+    const SlotClock& c = m_clocks[*slot];
+    place.worker = c.slot.label;
+    place.worker_slot = static_cast<int>(*slot);
+    place.worker_pid = c.pid;
+    place.worker_start = c.starts;
+    place.device_index = c.slot.setup.device;
+    if (c.device) {
+      place.host = c.device->host;
+      place.device_name = device_name(*c.device);
+      if (c.device->gpu) place.device_uuid = c.device->gpu->uuid;
+    }
+    return;
+  }
+  // In-process: this process and the run's device.
+  place.worker = "in-process";
+  place.worker_pid = static_cast<int>(::getpid());
+  place.device_index = 0;
+  place.host = m_run.host;
+  place.device_name = device_name(m_run);
+  if (m_run.gpu) place.device_uuid = m_run.gpu->uuid;
+}
+
+void RunSession::note_device(const RunInfo& device, int index, const std::string& worker) {
+  RunDevice d;
+  d.host = device.host;
+  d.index = index;
+  d.uuid = device.gpu ? device.gpu->uuid : std::string();
+  d.name = device_name(device);
+  d.worker = worker;
+  d.peaks = device.peaks;
+  for (const RunDevice& seen : m_new_devices)
+    if (seen.host == d.host && seen.index == d.index && seen.uuid == d.uuid && seen.name == d.name) return;
+  m_new_devices.push_back(std::move(d));
+}
+
+// The run record as the run ends: every device that took part, and the time totals (a resumed run
+// adds this session's to the stored ones).
+void RunSession::finish_run_record() {
+  RunTotals t = m_totals;
+  t.wall_s = m_t0 ? monotonic_seconds() - *m_t0 : 0.0;
+  t.slots = m_clocks.empty() ? 1 : static_cast<int>(m_clocks.size());
+  if (m_clocks.empty()) {
+    t.idle_s = std::max(0.0, t.wall_s - m_in_process_busy_s);
+  } else {
+    t.idle_s = 0;
+    for (const SlotClock& c : m_clocks) t.idle_s += std::max(0.0, t.wall_s - c.busy_s - c.starting_s);
+  }
+  if (m_run.totals) {
+    const RunTotals& old = *m_run.totals;
+    t.wall_s += old.wall_s;
+    t.cases += old.cases;
+    t.case_wall_s += old.case_wall_s;
+    t.worker_start_s += old.worker_start_s;
+    t.handoff_s += old.handoff_s;
+    t.idle_s += old.idle_s;
+    t.slots = std::max(t.slots, old.slots);
+    add_phases(t.phases, old.phases);
+  }
+  m_run.totals = t;
+  for (RunDevice& d : m_new_devices) {
+    const bool known = std::any_of(m_run.devices.begin(), m_run.devices.end(), [&](const RunDevice& e) {
+      return e.host == d.host && e.index == d.index && e.uuid == d.uuid && e.name == d.name;
+    });
+    if (!known) m_run.devices.push_back(d);
+  }
 }
 
 void RunSession::worker_down(std::size_t slot, const std::string& how, bool given_up) {
@@ -249,6 +363,12 @@ std::vector<CaseResult> RunSession::close() {
       m_writer->close();
     } catch (const std::exception& e) {
       fail(std::string("cannot close results.jsonl: ") + e.what());
+    }
+    finish_run_record();
+    try {
+      rewrite_run_record(results_file(), m_run);
+    } catch (const std::exception& e) {
+      fail(std::string("cannot complete the run record: ") + e.what());
     }
     try {
       write_results_csv(m_setup.out_dir / "results.csv", all);

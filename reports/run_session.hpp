@@ -121,7 +121,18 @@ class RunSession final : public SupervisorEvents {
   std::vector<CaseResult> close();
 
  private:
+  // Per slot: what the session knows to stamp a case's place and to total its time.
+  struct SlotClock {
+    WorkerSlot slot;                // label and setup (device index)
+    std::optional<RunInfo> device;  // the running worker's device record
+    int pid = 0, starts = 0;
+    double spawned_at = 0;  // [s] monotonic, while starting
+    double busy_s = 0, starting_s = 0;
+  };
   void record(std::size_t index, CaseResult r);
+  void stamp_place(CaseResult& r, std::optional<std::size_t> slot) const;
+  void note_device(const RunInfo& device, int index, const std::string& worker);
+  void finish_run_record();
   void record_planned_skips();
   void changed(std::size_t slot);
 
@@ -130,6 +141,12 @@ class RunSession final : public SupervisorEvents {
   std::vector<CaseResult> m_foreign;
   std::map<std::string, std::size_t> m_index;
   std::map<std::size_t, std::size_t> m_slot_of;  // case index -> slot it runs on
+  std::map<std::size_t, double> m_case_t0;       // case index -> [s] monotonic hand-out
+  std::vector<SlotClock> m_clocks;               // one per worker slot
+  std::optional<double> m_t0;                    // [s] monotonic: the session's first event
+  RunTotals m_totals;
+  double m_in_process_busy_s = 0;        // [s] cases run in this process
+  std::vector<RunDevice> m_new_devices;  // devices seen in this session, in order
   std::optional<JsonlWriter> m_writer;
   RunInfo m_run;
   std::vector<RunObserver*> m_observers;

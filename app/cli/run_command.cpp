@@ -30,6 +30,7 @@
 #include "reports/run_session.hpp"
 #include "reports/summary_table.hpp"
 #include "reports/text_format.hpp"
+#include "reports/time_breakdown.hpp"
 #include "reports/worker_json.hpp"
 
 namespace attn::cli {
@@ -512,6 +513,8 @@ int run_sweep(const RunOptions& options) {
   }
 
   std::fputs(format_summary(results, rp.spec.baseline).c_str(), stdout);
+  if (const auto& totals = session->run_info().totals)
+    std::fputs(format_time_breakdown(*totals).c_str(), stdout);
   std::printf("results: %s\n         %s\n", (rp.out_dir / "results.jsonl").c_str(),
               (rp.out_dir / "results.csv").c_str());
   if (options.report && stop_signal == 0) {

@@ -31,6 +31,7 @@ std::optional<std::string>* protocol_slot(SweepOverrides& o, const std::string& 
   if (key == "graph_batch") return &o.graph_batch;
   if (key == "seed") return &o.seed;
   if (key == "metrics") return &o.metrics;
+  if (key == "metrics_replay") return &o.metrics_replay;
   return nullptr;
 }
 

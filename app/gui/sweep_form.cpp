@@ -63,6 +63,7 @@ std::string protocol_field_text(const Protocol& p, const std::string& key) {
   if (key == "l2") return std::string(to_string(p.l2));
   if (key == "seed") return std::to_string(p.seed);
   if (key == "metrics") return p.metrics;
+  if (key == "metrics_replay") return std::string(to_string(p.metrics_replay));
   return "";
 }
 
@@ -111,6 +112,9 @@ const std::vector<FormField>& protocol_form_fields() {
       {"seed", "seed", "--seed", &SweepForm::seed, &SweepOverrides::seed, "input generator seed"},
       {"metrics", "metrics", "--metrics", &SweepForm::metrics, &SweepOverrides::metrics,
        "CUPTI pass: default, none, +NAME,.. or NAME,.."},
+      {"metrics_replay", "replay", "--metrics-replay", &SweepForm::metrics_replay,
+       &SweepOverrides::metrics_replay,
+       "metrics pass: case reruns the case per pass; kernel: CUPTI saves/restores (as ncu); auto"},
   };
   return f;
 }

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "profiling/cuda/l2_flush.hpp"
-#include "profiling/engine/sampler.hpp"
 
 namespace attn {
 
@@ -26,8 +25,11 @@ CaseTimer::~CaseTimer() {
   if (m_stop) (void)cudaEventDestroy(m_stop);
 }
 
-TimingStats CaseTimer::time(PreparedKernel& kernel, const AttentionArgs& args) {
-  return m_protocol.graphs ? time_with_graph(kernel, args) : time_plain(kernel, args);
+TimingStats CaseTimer::time(PreparedKernel& kernel, const AttentionArgs& args, SamplingSpan& span) {
+  const double t0 = monotonic_seconds();
+  TimingStats t = m_protocol.graphs ? time_with_graph(kernel, args, span) : time_plain(kernel, args, span);
+  span.warmup_s = monotonic_seconds() - t0 - span.sampling_s;  // graph capture counts as warm-up
+  return t;
 }
 
 void CaseTimer::flush_l2() {
@@ -46,13 +48,15 @@ double CaseTimer::time_one(PreparedKernel& kernel, const AttentionArgs& args) {
   return ms;
 }
 
-TimingStats CaseTimer::time_plain(PreparedKernel& kernel, const AttentionArgs& args) {
-  return measure_samples(m_protocol, [&] { return time_one(kernel, args); });
+TimingStats CaseTimer::time_plain(PreparedKernel& kernel, const AttentionArgs& args, SamplingSpan& span) {
+  return measure_samples(
+      m_protocol, [&] { return time_one(kernel, args); }, {}, &span);
 }
 
 // Tiny cases: one sample = one graph of n launches, so launch gaps do not dominate. Cold L2 then
 // flushes before each graph, not between its launches.
-TimingStats CaseTimer::time_with_graph(PreparedKernel& kernel, const AttentionArgs& args) {
+TimingStats CaseTimer::time_with_graph(PreparedKernel& kernel, const AttentionArgs& args,
+                                       SamplingSpan& span) {
   int n = m_protocol.graph_batch;
   if (n <= 0) {
     const double one_ms = std::max(1e-3, time_one(kernel, args));
@@ -77,16 +81,19 @@ TimingStats CaseTimer::time_with_graph(PreparedKernel& kernel, const AttentionAr
     cudaGraphExec_t e;
     ~ExecGuard() { (void)cudaGraphExecDestroy(e); }
   } guard{exec};
-  TimingStats t = measure_samples(m_protocol, [&] {
-    cold_start();
-    ATTN_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
-    ATTN_CUDA_CHECK(cudaGraphLaunch(exec, m_stream));
-    ATTN_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
-    ATTN_CUDA_CHECK(cudaEventSynchronize(m_stop));
-    float ms = 0;
-    ATTN_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
-    return static_cast<double>(ms) / n;
-  });
+  TimingStats t = measure_samples(
+      m_protocol,
+      [&] {
+        cold_start();
+        ATTN_CUDA_CHECK(cudaEventRecord(m_start, m_stream));
+        ATTN_CUDA_CHECK(cudaGraphLaunch(exec, m_stream));
+        ATTN_CUDA_CHECK(cudaEventRecord(m_stop, m_stream));
+        ATTN_CUDA_CHECK(cudaEventSynchronize(m_stop));
+        float ms = 0;
+        ATTN_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+        return static_cast<double>(ms) / n;
+      },
+      {}, &span);
   t.launches_per_sample = n;
   return t;
 }

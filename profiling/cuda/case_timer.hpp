@@ -8,6 +8,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "profiling/cuda/device_buffer.hpp"
+#include "profiling/engine/sampler.hpp"
 #include "profiling/protocol.hpp"
 #include "profiling/result.hpp"
 
@@ -22,7 +23,12 @@ class CaseTimer {
   CaseTimer& operator=(const CaseTimer&) = delete;
 
   // Samples until the protocol's stopping rule (profiling/engine/sampler.hpp) says enough.
-  TimingStats time(PreparedKernel& kernel, const AttentionArgs& args);
+  // `span` receives the host time of the warm-up (graph capture included) and of the samples.
+  TimingStats time(PreparedKernel& kernel, const AttentionArgs& args, SamplingSpan& span);
+  TimingStats time(PreparedKernel& kernel, const AttentionArgs& args) {
+    SamplingSpan ignored;
+    return time(kernel, args, ignored);
+  }
   // Evicts the L2 (dirty lines written back now); enqueued on the stream, not waited for.
   void flush_l2();
   // Flushes only in cold mode: the state every timed or measured launch starts from.
@@ -32,8 +38,8 @@ class CaseTimer {
 
  private:
   double time_one(PreparedKernel& kernel, const AttentionArgs& args);
-  TimingStats time_plain(PreparedKernel& kernel, const AttentionArgs& args);
-  TimingStats time_with_graph(PreparedKernel& kernel, const AttentionArgs& args);
+  TimingStats time_plain(PreparedKernel& kernel, const AttentionArgs& args, SamplingSpan& span);
+  TimingStats time_with_graph(PreparedKernel& kernel, const AttentionArgs& args, SamplingSpan& span);
 
   Protocol m_protocol;
   cudaStream_t m_stream;

@@ -27,6 +27,19 @@ std::string driver_missing() {
   return std::string("libcuda.so.1 cannot be loaded: ") + (err ? err : "unknown error");
 }
 
+// nvidia-smi's spelling: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+std::string uuid_text(const cudaUUID_t& u) {
+  std::string s = "GPU-";
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    const auto b = static_cast<unsigned char>(u.bytes[i]);
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
 }  // namespace
 
 bool probe_cuda_device(std::string* why_not) {
@@ -56,6 +69,7 @@ GpuInfo query_device(int index) {
   g.l2_bytes = prop.l2CacheSize;
   g.mem_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
   g.mem_bus_bits = prop.memoryBusWidth;
+  g.uuid = uuid_text(prop.uuid);
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, index) == cudaSuccess) g.pci_bus_id = bus;
   if (Nvml* nvml = Nvml::instance()) {

@@ -22,6 +22,7 @@
 #include "profiling/cuda/profiling_pass.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/engine/phase_clock.hpp"
 #include "profiling/engine/sampler.hpp"
 #include "profiling/metrics.hpp"
 #include "profiling/peaks.hpp"
@@ -75,6 +76,7 @@ class CudaEngine final : public CaseEngine {
   CaseResult run(const Case& c) override {
     const double t0 = monotonic_seconds();
     CaseResult r = case_record(c, Status::error);
+    r.phases.emplace();
     bool writes_lse = false;
     if (context_lost()) {
       r.status = Status::fault;
@@ -102,6 +104,7 @@ class CudaEngine final : public CaseEngine {
       r.roofline = roofline_for(r, pk);
     }
     r.wall_s = monotonic_seconds() - t0;
+    close_phases(*r.phases, r.wall_s);
     return r;
   }
 
@@ -109,11 +112,18 @@ class CudaEngine final : public CaseEngine {
   // DESIGN.md, per case: allocate + seed inputs -> run once -> check vs reference -> time ->
   // CUPTI metrics pass -> launch stats. Throws for the case's own failures (run() records them).
   void run_pipeline(const Case& c, CaseResult& r, bool& writes_lse) {
+    CasePhases& ph = *r.phases;
+    std::optional<PhaseClock> prepare(std::in_place, ph.prepare_s);
     const KernelSpec& spec = admit(c);
     const Problem& p = c.problem;
     const cudaStream_t stream = m_ctx.stream;
+    prepare.reset();
 
-    m_problems.use(p);  // seeded inputs, shared by every kernel of this problem
+    {
+      PhaseClock clock(ph.inputs_s);
+      m_problems.use(p);  // seeded inputs, shared by every kernel of this problem
+    }
+    prepare.emplace(ph.prepare_s);
     std::size_t free_before = 0, free_after = 0, total = 0;
     ATTN_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
     std::unique_ptr<PreparedKernel> kernel = spec.prepare(p, c.knobs);
@@ -121,8 +131,11 @@ class CudaEngine final : public CaseEngine {
     m_case = allocate_case_buffers(p, *kernel);  // `oom` here, before any reference is paid for
     const AttentionArgs args =
         make_args(p, m_problems.q().get(), m_problems.k().get(), m_problems.v().get(), m_case, stream);
+    prepare.reset();
 
+    std::vector<float> lse;
     if (m_protocol.check) {
+      PhaseClock clock(ph.check_s);
       NvtxRange range(m_ctx.nvtx, r.nvtx_range);
       run_once(*kernel, args, m_case);
     }
@@ -131,12 +144,17 @@ class CudaEngine final : public CaseEngine {
                           static_cast<std::int64_t>(free_before > free_after ? free_before - free_after : 0);
 
     if (m_protocol.check) {
-      const std::vector<float> out =
-          download(m_case.o, p.dtype, static_cast<std::size_t>(p.o_elems()), stream);
-      std::vector<float> lse;
-      if (writes_lse)
-        lse = download(m_case.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), stream);
-      const CheckVerdict v = m_problems.check(spec, out, lse);
+      {
+        PhaseClock clock(ph.check_s);
+        if (writes_lse)
+          lse = download(m_case.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), stream);
+      }
+      {
+        PhaseClock clock(ph.reference_s);
+        m_problems.ensure_reference();
+      }
+      PhaseClock clock(ph.check_s);
+      const CheckVerdict v = m_problems.check(spec, m_case.o, lse);
       r.correctness = v.correctness;
       if (!v.correctness.pass) {
         r.status = Status::mismatch;
@@ -146,14 +164,18 @@ class CudaEngine final : public CaseEngine {
     }
 
     time_case(*kernel, args, r);
-    m_profiling.run(*kernel, args, r, [&] {
-      // Poison first, then flush: the flush writes the poison's dirty lines back before the
-      // measured launch, which would otherwise pay for them (seen as 2x DRAM writes on cases that
-      // fit in L2).
-      poison(m_case, stream);
-      m_timer.cold_start();
-      ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
-    });
+    PhaseClock clock(ph.metrics_s);
+    m_profiling.run(
+        *kernel, args, r,
+        [&] {
+          // Poison first, then flush: the flush writes the poison's dirty lines back before the
+          // measured launch, which would otherwise pay for them (seen as 2x DRAM writes on cases that
+          // fit in L2).
+          poison(m_case, stream);
+          m_timer.cold_start();
+          ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
+        },
+        static_cast<std::int64_t>(m_case.o.bytes() + m_case.lse.bytes() + m_case.workspace.bytes()));
   }
 
   // The registry entry of the case, or Unsupported with the reason it cannot run here.
@@ -172,7 +194,10 @@ class CudaEngine final : public CaseEngine {
     {
       NvtxRange range(m_ctx.nvtx, r.nvtx_range);
       clocks.start();
-      r.timing = m_timer.time(kernel, args);
+      SamplingSpan span;
+      r.timing = m_timer.time(kernel, args, span);
+      r.phases->warmup_s = span.warmup_s;
+      r.phases->timed_s = span.sampling_s;
     }
     const ClockSampler::Summary cs = clocks.stop();
     if (cs.mean.sm_mhz || cs.mean.temp_c) {

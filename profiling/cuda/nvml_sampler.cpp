@@ -105,17 +105,21 @@ void ClockSampler::start() {
   m_readings.push_back(nvml->read(m_bus));
   m_running = true;
   m_thread = std::thread([this, nvml] {
-    while (m_running) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(m_period_ms));
-      if (m_running) m_readings.push_back(nvml->read(m_bus));
-    }
+    std::unique_lock lock(m_mutex);
+    // stop() wakes the wait at once: a sleep would hold every case up to a period (20 ms).
+    while (!m_wake.wait_for(lock, std::chrono::milliseconds(m_period_ms), [this] { return !m_running; }))
+      m_readings.push_back(nvml->read(m_bus));
   });
 }
 
 ClockSampler::Summary ClockSampler::stop() {
   Summary s;
   if (m_running) {
-    m_running = false;
+    {
+      std::lock_guard lock(m_mutex);
+      m_running = false;
+    }
+    m_wake.notify_all();
     m_thread.join();
     if (Nvml* nvml = Nvml::instance()) m_readings.push_back(nvml->read(m_bus));
   }

@@ -2,7 +2,9 @@
 // would not even start on a machine without one): clocks, temperature, power, throttle reasons.
 #pragma once
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,6 +52,8 @@ class ClockSampler {
   std::string m_bus;
   int m_period_ms;
   std::atomic<bool> m_running{false};
+  std::mutex m_mutex;  // guards m_readings while the thread runs, and the wake-up
+  std::condition_variable m_wake;
   std::thread m_thread;
   std::vector<NvmlReading> m_readings;
 };

@@ -25,17 +25,21 @@ class ProblemCache {
   // Generates and uploads the inputs unless `p` is the cached problem; drops the old reference.
   void use(const Problem& p);
   const Problem& problem() const { return m_problem; }
-  const HostInputs& host() const { return m_host; }
   const DeviceBuffer& q() const { return m_q; }
   const DeviceBuffer& k() const { return m_k; }
   const DeviceBuffer& v() const { return m_v; }
   std::size_t input_bytes() const { return m_q.bytes() + m_k.bytes() + m_v.bytes(); }
 
-  // The check of `kernel`'s output on the cached problem: the reference and cuDNN's error bar are
-  // computed on first use, after the kernel under test has its buffers, so a case that does not
-  // fit reports `oom` without paying for a reference first. Throws KernelError when
-  // cuda.reference itself disagrees with cpu.reference on the sampled rows.
-  CheckVerdict check(const KernelSpec& kernel, const std::vector<float>& out, const std::vector<float>& lse);
+  // The check of `kernel`'s output `out` (on the device, the problem's dtype) and its LSE (on the
+  // host, empty when it writes none) on the cached problem: the reference and cuDNN's error bar
+  // are computed on first use, after the kernel under test has its buffers, so a case that does
+  // not fit reports `oom` without paying for a reference first. Large problems are compared on the
+  // device. Throws KernelError when cuda.reference itself disagrees with cpu.reference on the
+  // sampled rows.
+  CheckVerdict check(const KernelSpec& kernel, const DeviceBuffer& out, const std::vector<float>& lse);
+
+  // Computes the reference and cuDNN's error bar now, unless done for this problem; check() calls it.
+  void ensure_reference();
 
   // The reference's name (after check()), e.g. "cpu.reference".
   const std::string& reference_name() const { return m_reference; }
@@ -43,20 +47,23 @@ class ProblemCache {
   const std::optional<double>& cudnn_rel_l2() const { return m_cudnn_rel_l2; }
 
  private:
-  void ensure_reference();
   void compute_reference();
+  void sample_rows();
   void measure_cudnn_error();
-  double rows_rel_l2(const std::vector<float>& out) const;
-  void add_sampled_rows(const std::vector<float>& out, CheckVerdict& v) const;
+  // rel_l2 of the sampled rows of `out` (on the device, of type `t`) against cpu.reference's.
+  double rows_rel_l2(const void* out, DType t) const;
+  void add_sampled_rows(const DeviceBuffer& out, CheckVerdict& v) const;
+  // Error of `out` (device, the problem's dtype) against the reference output.
+  ErrorStats output_error(const DeviceBuffer& out) const;
 
   std::uint64_t m_seed;
   cudaStream_t m_stream;
   Problem m_problem;
   bool m_valid = false;
-  HostInputs m_host;
   DeviceBuffer m_q, m_k, m_v;
   bool m_has_reference = false;
-  std::vector<float> m_ref_o;
+  std::vector<float> m_ref_o;  // cpu.reference's output (small problems)
+  DeviceBuffer m_ref_dev;      // cuda.reference's output, fp32 (large problems)
   std::vector<double> m_ref_lse;
   std::string m_reference;
   std::vector<RowIndex> m_rows;    // sampled rows (large problems only)

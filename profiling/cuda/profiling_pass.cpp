@@ -87,7 +87,7 @@ void ProfilingPass::describe(RunInfo& run) const {
 // Inside the case's NVTX range: one run under CUPTI activity for the launch statistics, then the
 // metrics launch in the "metrics" sub-range.
 void ProfilingPass::run(PreparedKernel& kernel, const AttentionArgs& args, CaseResult& r,
-                        const std::function<void()>& reset) {
+                        const std::function<void()>& reset, std::int64_t written_bytes) {
   NvtxRange range(m_nvtx, r.nvtx_range);
   if (m_activity) {
     try {
@@ -107,22 +107,25 @@ void ProfilingPass::run(PreparedKernel& kernel, const AttentionArgs& args, CaseR
     if (m_status == MetricsStatus::unavailable)
       r.metrics_reason = "unavailable in this run (see the run record's metrics_reason)";
     if (m_status == MetricsStatus::off) r.metrics_reason = "--metrics none";
-    if (!m_tool.empty()) metrics_launch(kernel, args, nullptr, r, reset);  // the launch ncu selects
+    if (!m_tool.empty()) metrics_launch(kernel, args, nullptr, r, reset, false);  // the launch ncu selects
     return;
   }
   r.ncu_command =
       ncu_command_for(self_exe(), variant_label(r), r.problem, m_protocol, m_profiler->names(), r.nvtx_range);
-  metrics_launch(kernel, args, m_profiler.get(), r, reset);
+  const MetricsReplay replay = m_protocol.metrics_replay;
+  const bool kernel_replay = replay == MetricsReplay::kernel ||
+                             (replay == MetricsReplay::automatic && written_bytes <= kAutoKernelReplayBytes);
+  metrics_launch(kernel, args, m_profiler.get(), r, reset, kernel_replay);
 }
 
 void ProfilingPass::metrics_launch(PreparedKernel& kernel, const AttentionArgs& args,
                                    cupti::RangeProfiler* profiler, CaseResult& r,
-                                   const std::function<void()>& reset) {
+                                   const std::function<void()>& reset, bool kernel_replay) {
   const auto stream = static_cast<cudaStream_t>(args.stream);
-  reset();
-  NvtxRange sub(m_nvtx, std::string(kNvtxMetricsRange));
   const double t0 = monotonic_seconds();
   if (!profiler) {
+    reset();
+    NvtxRange sub(m_nvtx, std::string(kNvtxMetricsRange));
     kernel.run(args);
     ATTN_CUDA_CHECK(cudaGetLastError());
     ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -132,12 +135,14 @@ void ProfilingPass::metrics_launch(PreparedKernel& kernel, const AttentionArgs& 
   const std::size_t expected = r.launch.size();
   std::vector<std::map<std::string, double>> rows;
   try {
+    // Every pass starts from the state a timed launch starts from (reset, outside the ranges).
+    NvtxRange sub(m_nvtx, std::string(kNvtxMetricsRange));
     rows = profiler->collect(
         [&] {
           kernel.run(args);
           ATTN_CUDA_CHECK(cudaGetLastError());
         },
-        expected > 0 ? expected : 256);
+        expected > 0 ? expected : 256, kernel_replay, reset);
   } catch (const cupti::MetricsError& e) {
     r.metrics_status = MetricsStatus::failed;
     r.metrics_reason = e.what();
@@ -156,6 +161,7 @@ void ProfilingPass::metrics_launch(PreparedKernel& kernel, const AttentionArgs& 
         i < r.launch.size() ? r.launch[i].name : fmt::format("kernel {}", i), rows[i], m_request.extra));
   m.aggregate = aggregate_metrics(m.kernels);
   m.passes = profiler->passes();
+  m.replay = kernel_replay ? "kernel" : "case";
   m.wall_s = monotonic_seconds() - t0;
   r.metrics = std::move(m);
   r.metrics_status = MetricsStatus::ok;

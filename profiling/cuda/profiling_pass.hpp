@@ -31,13 +31,14 @@ class ProfilingPass {
 
   // Fills r.launch, r.metrics, r.metrics_status/reason and r.ncu_command. `reset` restores the
   // state a measured launch starts from (output poisoned, L2 flushed in cold mode) and waits, so
-  // CUPTI and ncu measure the same launch from the same state.
+  // CUPTI and ncu measure the same launch from the same state. `written_bytes`: what one run of
+  // the case writes (outputs and workspace), which decides the replay under `auto`.
   void run(PreparedKernel& kernel, const AttentionArgs& args, CaseResult& r,
-           const std::function<void()>& reset);
+           const std::function<void()>& reset, std::int64_t written_bytes);
 
  private:
   void metrics_launch(PreparedKernel& kernel, const AttentionArgs& args, cupti::RangeProfiler* profiler,
-                      CaseResult& r, const std::function<void()>& reset);
+                      CaseResult& r, const std::function<void()>& reset, bool kernel_replay);
 
   Protocol m_protocol;
   nvtxDomainHandle_t m_nvtx;

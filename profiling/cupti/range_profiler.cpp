@@ -214,7 +214,9 @@ std::unique_ptr<RangeProfiler> RangeProfiler::create(const std::vector<std::stri
 }
 
 std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::function<void()>& launch,
-                                                                  std::size_t max_kernels) {
+                                                                  std::size_t max_kernels, bool kernel_replay,
+                                                                  const std::function<void()>& before_pass,
+                                                                  int* passes_run) {
   const Api& a = need_api();
   auto check = [&](CUptiResult r, const char* call) {
     if (r != CUPTI_SUCCESS) throw MetricsError(std::string(call) + " failed: " + a.describe(r));
@@ -258,7 +260,7 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
   cfg.counterDataImageSize = image.size();
   cfg.pCounterDataImage = image.data();
   cfg.range = CUPTI_AutoRange;
-  cfg.replayMode = CUPTI_KernelReplay;
+  cfg.replayMode = kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
   cfg.maxRangesPerPass = max_kernels;
   cfg.numNestingLevels = 1;
   cfg.minNestingLevel = 1;
@@ -266,11 +268,14 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
   cfg.targetNestingLevel = 1;
   check(a.rp_set_config(&cfg), "cuptiRangeProfilerSetConfig");
 
-  // With kernel replay CUPTI replays each kernel itself: one trip through the loop.
+  // User replay: one trip through the loop per pass, each running the whole case again. Kernel
+  // replay: CUPTI replays each kernel itself, so one trip.
   bool all_submitted = false;
-  for (int trip = 0; !all_submitted; ++trip) {
+  int trip = 0;
+  for (; !all_submitted; ++trip) {
     if (trip >= 4 * m_passes + 4)
       throw MetricsError("the range profiler never reported all passes submitted");
+    if (before_pass) before_pass();
     CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     st.pRangeProfilerObject = en.pRangeProfilerObject;
     check(a.rp_start(&st), "cuptiRangeProfilerStart");
@@ -280,6 +285,7 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
     check(a.rp_stop(&sp), "cuptiRangeProfilerStop");
     all_submitted = sp.isAllPassSubmitted != 0;
   }
+  if (passes_run) *passes_run = trip;
   CUpti_RangeProfiler_DecodeData_Params dec{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   dec.pRangeProfilerObject = en.pRangeProfilerObject;
   check(a.rp_decode(&dec), "cuptiRangeProfilerDecodeData");

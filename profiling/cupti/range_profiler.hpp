@@ -45,11 +45,15 @@ class RangeProfiler {
   int passes() const { return m_passes; }
   const std::vector<std::string>& names() const { return m_names; }
 
-  // Runs `launch` (which enqueues the case's kernels) under auto range + kernel replay and returns
-  // the metric values of each kernel, in launch order. `max_kernels` bounds the ranges stored;
-  // more launches than that, a decode failure, or an evaluation error throw MetricsError.
+  // Runs `launch` (which enqueues the case's kernels) once per replay pass under auto range and
+  // returns the metric values of each kernel, in launch order; `before_pass` runs before each
+  // pass, outside the profiled range (the caller's cold-cache reset). `max_kernels` bounds the
+  // ranges stored; more launches than that, a decode failure, or an evaluation error throw
+  // MetricsError. The number of passes run lands in `passes_run` when given.
   std::vector<std::map<std::string, double>> collect(const std::function<void()>& launch,
-                                                     std::size_t max_kernels);
+                                                     std::size_t max_kernels, bool kernel_replay,
+                                                     const std::function<void()>& before_pass = {},
+                                                     int* passes_run = nullptr);
 
  private:
   RangeProfiler() = default;

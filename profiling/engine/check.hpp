@@ -52,5 +52,9 @@ CheckVerdict evaluate_output(DType t, std::span<const float> out, std::span<cons
                              std::span<const float> lse, std::span<const double> ref_lse,
                              const double* cudnn_rel_l2, std::string reference_name,
                              const StatedBound* stated = nullptr);
+// The same rule on error statistics computed elsewhere (on the device).
+CheckVerdict evaluate_output(DType t, const ErrorStats& e, std::span<const float> lse,
+                             std::span<const double> ref_lse, const double* cudnn_rel_l2,
+                             std::string reference_name, const StatedBound* stated = nullptr);
 
 }  // namespace attn

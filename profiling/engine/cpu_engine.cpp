@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "profiling/engine/engine.hpp"
 #include "profiling/engine/host_memory.hpp"
 #include "profiling/engine/inputs.hpp"
+#include "profiling/engine/phase_clock.hpp"
 #include "profiling/engine/sampler.hpp"
 
 namespace attn {
@@ -40,6 +42,7 @@ class CpuEngine final : public CaseEngine {
   CaseResult run(const Case& c) override {
     const double t0 = monotonic_seconds();
     CaseResult r = case_record(c, Status::error);
+    r.phases.emplace();
     bool writes_lse = false;
     try {
       run_checked(c, r, writes_lse);
@@ -63,11 +66,14 @@ class CpuEngine final : public CaseEngine {
     }
     fill_derived(r, writes_lse);
     r.wall_s = monotonic_seconds() - t0;
+    close_phases(*r.phases, r.wall_s);
     return r;
   }
 
  private:
   void run_checked(const Case& c, CaseResult& r, bool& writes_lse) {
+    CasePhases& ph = *r.phases;
+    std::optional<PhaseClock> prepare(std::in_place, ph.prepare_s);
     const KernelSpec* spec = find_kernel(c.kernel);
     if (!spec) throw KernelError("kernel '" + c.kernel + "' is not in this build's registry");
     if (!c.skip_reason.empty()) throw Unsupported(c.skip_reason);
@@ -77,7 +83,9 @@ class CpuEngine final : public CaseEngine {
     auto kernel = spec->prepare(p, c.knobs);
     writes_lse = kernel->writes_lse();
     check_host_memory(c, kernel->workspace_bytes());
-    ensure_reference(p);
+    prepare.reset();
+    ensure_reference(p, ph);
+    prepare.emplace(ph.prepare_s);
 
     const float nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> o(static_cast<std::size_t>(p.o_elems()), nan);
@@ -95,8 +103,10 @@ class CpuEngine final : public CaseEngine {
     r.device_bytes_peak = static_cast<std::int64_t>(
         (m_inputs.q.size() + m_inputs.k.size() + m_inputs.v.size() + o.size() + lse.size()) * sizeof(float) +
         workspace.size());
+    prepare.reset();
 
     if (m_protocol.check) {
+      PhaseClock clock(ph.check_s);
       kernel->run(args);
       const char* reference =
           c.kernel == "cpu.reference" ? "cpu.reference (self, fp64 -> fp32)" : "cpu.reference";
@@ -109,11 +119,17 @@ class CpuEngine final : public CaseEngine {
       }
     }
 
-    r.timing = measure_samples(m_protocol, [&] {
-      const auto s = std::chrono::steady_clock::now();
-      kernel->run(args);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
-    });
+    SamplingSpan span;
+    r.timing = measure_samples(
+        m_protocol,
+        [&] {
+          const auto s = std::chrono::steady_clock::now();
+          kernel->run(args);
+          return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+        },
+        {}, &span);
+    ph.warmup_s = span.warmup_s;
+    ph.timed_s = span.sampling_s;
     r.status = Status::ok;
   }
 
@@ -136,10 +152,14 @@ class CpuEngine final : public CaseEngine {
     m_ref_lse = std::vector<double>{};
   }
 
-  void ensure_reference(const Problem& p) {
+  void ensure_reference(const Problem& p, CasePhases& ph) {
     if (m_has_reference && m_ref_problem == p) return;
     m_has_reference = false;
-    m_inputs = generate_inputs(p, m_protocol.seed);
+    {
+      PhaseClock clock(ph.inputs_s);
+      m_inputs = generate_inputs(p, m_protocol.seed);
+    }
+    PhaseClock clock(ph.reference_s);
     std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
     m_ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
     cpu_reference_attention(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), p.default_scale(),

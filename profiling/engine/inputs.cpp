@@ -46,12 +46,17 @@ void fill_normal(std::vector<float>& out, std::int64_t n, std::uint64_t stream, 
 
 }  // namespace
 
+InputStreams input_streams(std::uint64_t seed) {
+  const std::uint64_t s = splitmix64(seed);
+  return {splitmix64(s ^ 0x51ull) << 20, splitmix64(s ^ 0x4Bull) << 20, splitmix64(s ^ 0x56ull) << 20};
+}
+
 HostInputs generate_inputs(const Problem& p, std::uint64_t seed) {
   HostInputs in;
-  const std::uint64_t s = splitmix64(seed);
-  fill_normal(in.q, p.q_elems(), splitmix64(s ^ 0x51ull) << 20, p.dtype);
-  fill_normal(in.k, p.k_elems(), splitmix64(s ^ 0x4Bull) << 20, p.dtype);
-  fill_normal(in.v, p.v_elems(), splitmix64(s ^ 0x56ull) << 20, p.dtype);
+  const InputStreams keys = input_streams(seed);
+  fill_normal(in.q, p.q_elems(), keys.q, p.dtype);
+  fill_normal(in.k, p.k_elems(), keys.k, p.dtype);
+  fill_normal(in.v, p.v_elems(), keys.v, p.dtype);
   return in;
 }
 

@@ -16,6 +16,14 @@ struct HostInputs {
 // (SplitMix64 over the element index, Box-Muller) fills each tensor; Q, K, V use distinct streams.
 HostInputs generate_inputs(const Problem& p, std::uint64_t seed);
 
+// The generator's stream keys of Q, K and V for `seed`: element pair i of a tensor draws from
+// SplitMix64(key ^ 2i) and SplitMix64((key ^ 2i) + 1). The CUDA engine runs the same generator on
+// the device (profiling/cuda/device_inputs.hpp).
+struct InputStreams {
+  std::uint64_t q = 0, k = 0, v = 0;
+};
+InputStreams input_streams(std::uint64_t seed);
+
 // Packs fp32 values as the dtype's bit pattern (2 bytes for fp16/bf16, 4 for fp32).
 std::vector<std::uint8_t> pack_as(DType t, const std::vector<float>& values);
 // The inverse: device output bytes to fp32.

@@ -20,9 +20,10 @@ double monotonic_seconds() {
 //   3. the time budget max_time_s spent and at least 3 samples (the budget beats min_samples so a
 //      slow CPU case cannot run for minutes; `converged` stays false and the record says so).
 TimingStats measure_samples(const Protocol& p, const std::function<double()>& sample_ms,
-                            const std::function<double()>& now_s) {
+                            const std::function<double()>& now_s, SamplingSpan* span) {
   const auto now = now_s ? now_s : std::function<double()>(monotonic_seconds);
-  const double warm_end = now() + p.warmup_ms * 1e-3;
+  const double warm_start = now();
+  const double warm_end = warm_start + p.warmup_ms * 1e-3;
   do {
     sample_ms();  // at least one warm-up launch: module load, lazy init, first-touch
   } while (now() < warm_end);
@@ -48,6 +49,10 @@ TimingStats measure_samples(const Protocol& p, const std::function<double()>& sa
       next_check = n + std::max<std::size_t>(1, n / 20);
     }
     if (n >= 3 && now() - start >= p.max_time_s) break;
+  }
+  if (span) {
+    span->warmup_s = start - warm_start;
+    span->sampling_s = now() - start;
   }
   TimingStats t = summarize_samples(samples);
   t.converged = converged;

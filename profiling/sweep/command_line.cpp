@@ -68,6 +68,7 @@ std::vector<std::string> sweep_args(const SweepOverrides& o, FlagStyle style) {
   add("--l2", o.l2);
   add("--seed", o.seed);
   add("--metrics", o.metrics);
+  add("--metrics-replay", o.metrics_replay);
   if (o.graphs) args.emplace_back(*o.graphs == "0" ? "--no-graphs" : "--graphs");
   add("--graph-batch", o.graph_batch);
   if (o.no_check && *o.no_check == "1") args.emplace_back("--no-check");

@@ -136,10 +136,17 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
   if (o.force) spec.force = parse_bool_value(*o.force, "--force");
 
   const std::pair<const std::optional<std::string>*, const char*> protocol_flags[] = {
-      {&o.warmup_ms, "warmup_ms"},   {&o.min_samples, "min_samples"}, {&o.max_samples, "max_samples"},
-      {&o.max_time_s, "max_time_s"}, {&o.noise, "noise_pct"},         {&o.l2, "l2"},
-      {&o.graphs, "graphs"},         {&o.graph_batch, "graph_batch"}, {&o.seed, "seed"},
+      {&o.warmup_ms, "warmup_ms"},
+      {&o.min_samples, "min_samples"},
+      {&o.max_samples, "max_samples"},
+      {&o.max_time_s, "max_time_s"},
+      {&o.noise, "noise_pct"},
+      {&o.l2, "l2"},
+      {&o.graphs, "graphs"},
+      {&o.graph_batch, "graph_batch"},
+      {&o.seed, "seed"},
       {&o.metrics, "metrics"},
+      {&o.metrics_replay, "metrics_replay"},
   };
   for (const auto& [text, key] : protocol_flags) {
     if (!*text) continue;

@@ -20,7 +20,7 @@ struct SweepOverrides {
   std::optional<std::string> backend, baseline, out, force;
   // Protocol (profiling/protocol.hpp).
   std::optional<std::string> warmup_ms, min_samples, max_samples, max_time_s, noise, l2, graphs, graph_batch,
-      seed, no_check, metrics;
+      metrics_replay, seed, no_check, metrics;
 
   bool any_axis() const {
     return batch || tokens || heads || hidden || heads_kv || seq || seq_q || seq_kv || head_dim ||

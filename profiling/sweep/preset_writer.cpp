@@ -97,6 +97,7 @@ std::string preset_toml(const SweepSpec& spec) {
   line("seed", std::to_string(p.seed));
   line("check", p.check ? "true" : "false");
   line("metrics", toml_string(p.metrics));
+  line("metrics_replay", toml_string(std::string(to_string(p.metrics_replay))));
   return out;
 }
 

@@ -43,6 +43,9 @@ const std::vector<ProtocolField>& protocol_fields() {
        "skip the correctness check before timing (results carry no correctness)"},
       {"metrics", "--metrics", FieldKind::choice, kMetricsRequestAllowed,
        "CUPTI hardware metrics pass after timing (cuda backend); docs/metrics.md"},
+      {"metrics_replay", "--metrics-replay", FieldKind::choice, "auto, case or kernel",
+       "how the metrics pass replays a case: case reruns it once per pass; kernel lets CUPTI save and "
+       "restore its buffers (as ncu does); auto: kernel while the case writes at most 1 GiB"},
   };
   return fields;
 }
@@ -76,7 +79,7 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
   if (!f) {
     problem = {"unknown protocol field",
                "warmup_ms, min_samples, max_samples, max_time_s, noise_pct, l2, graphs, "
-               "graph_batch, seed, check, metrics"};
+               "graph_batch, seed, check, metrics, metrics_replay"};
     return false;
   }
   problem.allowed = f->allowed;
@@ -145,6 +148,13 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
     p.seed = static_cast<std::uint64_t>(i);
   } else if (k == "check") {
     p.check = i != 0;
+  } else if (k == "metrics_replay") {
+    const auto m = parse_metrics_replay(text);
+    if (!m) {
+      problem.what = quoted(text) + " is not a replay mode";
+      return false;
+    }
+    p.metrics_replay = *m;
   } else if (k == "metrics") {
     MetricsRequest request;
     std::string why;

@@ -36,7 +36,8 @@ struct Slot {
   int start_failures = 0;     // consecutive
   std::size_t done_since_start = 0;
   bool given_up = false;
-  bool broken = false;  // a write to its stdin failed: wait for its death, hand it nothing
+  bool broken = false;          // a write to its stdin failed: wait for its death, hand it nothing
+  std::optional<Problem> held;  // the problem of the last case handed to this worker
 };
 
 // SIGPIPE ignored while the supervisor writes to workers that may have died.
@@ -164,16 +165,43 @@ class Run {
     }
   }
 
+  // Which pending case slot `i` takes (a position in m_pending). A worker keeps a problem's inputs
+  // and reference between cases, so it takes the next case of the problem it holds first; with
+  // several slots it then takes the largest problem no other worker holds (longest first, so the
+  // sweep does not end on one big case), else the next in plan order.
+  std::size_t pick(std::size_t i) const {
+    if (m_slots.size() == 1) return 0;  // one worker: plan order (problem-major already)
+    const Slot& s = m_slots[i];
+    if (s.held)
+      for (std::size_t k = 0; k < m_pending.size(); ++k)
+        if (m_cases[m_pending[k]].problem == *s.held) return k;
+    auto held_elsewhere = [&](const Problem& p) {
+      for (std::size_t j = 0; j < m_slots.size(); ++j)
+        if (j != i && m_slots[j].proc && m_slots[j].held && *m_slots[j].held == p) return true;
+      return false;
+    };
+    std::optional<std::size_t> best;
+    double best_flops = -1;
+    for (std::size_t k = 0; k < m_pending.size(); ++k) {
+      const Problem& p = m_cases[m_pending[k]].problem;
+      const double f = p.flops();
+      if (f > best_flops && !held_elsewhere(p)) best = k, best_flops = f;
+    }
+    return best.value_or(0);
+  }
+
   void dispatch() {
     for (std::size_t i = 0; i < m_slots.size() && !m_pending.empty(); ++i) {
       Slot& s = m_slots[i];
       if (s.state != SlotState::ready || s.broken) continue;
-      const std::size_t index = m_pending.front();
-      m_pending.pop_front();
+      const std::size_t at = pick(i);
+      const std::size_t index = m_pending[at];
+      m_pending.erase(m_pending.begin() + static_cast<std::ptrdiff_t>(at));
       if (!send(i, m_codec.encode_case(m_cases[index]))) {
         m_pending.push_front(index);  // never reached the worker: another one takes it
         continue;
       }
+      s.held = m_cases[index].problem;
       s.state = SlotState::busy;
       s.in_flight = index;
       s.case_start = monotonic_now();

@@ -63,8 +63,12 @@ struct SupervisorSummary {
   std::vector<std::string> errors;   // why slots were given up
 };
 
-// Runs cases[i] for every i in `pending`, in that order of hand-out. Never throws for what a worker
-// does: a worker that cannot be spawned or started counts against its slot's max_start_failures.
+// Runs cases[i] for every i in `pending`. One slot takes them in `pending` order. With several, a
+// worker first takes the next pending case of the problem it last ran (its inputs and reference
+// are cached there), else the largest problem (FLOPs) no other worker holds, so workers do not
+// compute one problem's reference twice and the sweep ends on small cases.
+// Never throws for what a worker does: a worker that cannot be spawned or started counts against
+// its slot's max_start_failures.
 SupervisorSummary supervise(const std::vector<Case>& cases, const std::vector<std::size_t>& pending,
                             const SupervisorOptions& options, const WorkerCodec& codec,
                             SupervisorEvents& events);

@@ -63,6 +63,10 @@ const std::vector<AxisDef>& axis_defs() {
     });
     cat("mask", "Mask", [](const CaseResult& c) { return c.problem.mask_label(); });
     cat("knobs", "Knobs", [](const CaseResult& c) { return knobs_text(c.knobs); });
+    // The device kind (its name) and the host: series split by them only when they vary.
+    cat("device", "Device",
+        [](const CaseResult& c) { return c.place ? c.place->device_name : std::string(); });
+    cat("host", "Host", [](const CaseResult& c) { return c.place ? c.place->host : std::string(); });
     return v;
   }();
   return defs;

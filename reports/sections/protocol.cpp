@@ -42,6 +42,13 @@ std::string protocol_text(const Protocol& p, const std::string& backend) {
                      p.check ? "every case is checked against a reference before it is timed; a "
                                "mismatch is recorded and not timed"
                              : "off (--no-check): nothing was checked");
+  if (gpu && p.metrics != "none")
+    out += fmt::format(
+        "- Metrics pass: after timing, replay `{}` ({}).\n", to_string(p.metrics_replay),
+        p.metrics_replay == MetricsReplay::whole_case ? "the case runs again once per CUPTI pass"
+        : p.metrics_replay == MetricsReplay::kernel
+            ? "CUPTI saves and restores each kernel's buffers and replays it, as ncu does"
+            : "kernel replay while the case writes at most 1 GiB, else the case runs again once per pass");
   out +=
       "- Excluded from the timed region: host-device copies, input generation, the reference and the check, "
       "the L2 flush, and hardware-counter replay.\n";
@@ -51,7 +58,8 @@ std::string protocol_text(const Protocol& p, const std::string& backend) {
 bool same_protocol(const Protocol& a, const Protocol& b) {
   return a.warmup_ms == b.warmup_ms && a.min_samples == b.min_samples && a.max_samples == b.max_samples &&
          a.max_time_s == b.max_time_s && a.noise_pct == b.noise_pct && a.l2 == b.l2 && a.graphs == b.graphs &&
-         a.graph_batch == b.graph_batch && a.seed == b.seed && a.check == b.check;
+         a.graph_batch == b.graph_batch && a.seed == b.seed && a.check == b.check && a.metrics == b.metrics &&
+         a.metrics_replay == b.metrics_replay;
 }
 
 }  // namespace

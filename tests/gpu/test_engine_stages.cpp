@@ -12,24 +12,15 @@
 #include "kernels/registry.hpp"
 #include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/case_timer.hpp"
+#include "profiling/cuda/device_inputs.hpp"
 #include "profiling/cuda/failure.hpp"
 #include "profiling/cuda/problem_cache.hpp"
+#include "profiling/engine/inputs.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
 
 namespace attn {
 namespace {
-
-// Runs cuda.reference's spec on the cache's device inputs through the stages; returns O (as fp32).
-std::vector<float> run_on_cache(const KernelSpec& spec, ProblemCache& cache, cudaStream_t stream,
-                                std::vector<float>& lse) {
-  const Problem& p = cache.problem();
-  auto kernel = spec.prepare(p, {});
-  const CaseBuffers b = allocate_case_buffers(p, *kernel);
-  run_once(*kernel, make_args(p, cache.q().get(), cache.k().get(), cache.v().get(), b, stream), b);
-  lse = download(b.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), stream);
-  return download(b.o, p.dtype, static_cast<std::size_t>(p.o_elems()), stream);
-}
 
 void check_both_ways(const Problem& p, const std::string& reference_prefix) {
   test::TestStream stream;
@@ -38,15 +29,24 @@ void check_both_ways(const Problem& p, const std::string& reference_prefix) {
   cache.use(p);
   const KernelSpec* spec = find_kernel("naive.unfused");
   ASSERT_NE(spec, nullptr);
-  std::vector<float> lse;
-  const std::vector<float> out = run_on_cache(*spec, cache, stream.get(), lse);
-  const CheckVerdict good = cache.check(*spec, out, lse);
+  auto kernel = spec->prepare(p, {});
+  const CaseBuffers b = allocate_case_buffers(p, *kernel);
+  run_once(*kernel, make_args(p, cache.q().get(), cache.k().get(), cache.v().get(), b, stream.get()), b);
+  const std::vector<float> lse =
+      download(b.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), stream.get());
+  const CheckVerdict good = cache.check(*spec, b.o, lse);
   EXPECT_TRUE(good.correctness.pass) << good.reason;
+  EXPECT_EQ(good.correctness.nonfinite, 0);
   EXPECT_EQ(cache.reference_name().rfind(reference_prefix, 0), 0u) << cache.reference_name();
-  std::vector<float> bad = out;
-  bad[bad.size() - 1] = std::numeric_limits<float>::quiet_NaN();  // the last element left unwritten
-  const CheckVerdict verdict = cache.check(*spec, bad, lse);
+  // The last element left unwritten (0xFF.. is NaN in every dtype), on the device.
+  const std::size_t elem = dtype_bytes(p.dtype);
+  const std::vector<std::uint8_t> nan(elem, 0xFF);
+  ASSERT_EQ(cudaMemcpy(static_cast<std::uint8_t*>(b.o.get()) + b.o.bytes() - elem, nan.data(), elem,
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
+  const CheckVerdict verdict = cache.check(*spec, b.o, lse);
   EXPECT_FALSE(verdict.correctness.pass);
+  EXPECT_EQ(verdict.correctness.nonfinite, 1);
   EXPECT_FALSE(verdict.reason.empty());
 }
 
@@ -75,6 +75,63 @@ TEST(EngineStages, ProblemCacheKeepsInputsForTheSameProblemOnly) {
   cache.use(other);
   EXPECT_EQ(cache.problem(), other);
   EXPECT_EQ(cache.q().bytes(), static_cast<std::size_t>(other.q_elems()) * 2);
+  // The causal twin has the same inputs: kept, only the reference is its own.
+  const void* q_other = cache.q().get();
+  Problem causal = other;
+  causal.causal = true;
+  cache.use(causal);
+  EXPECT_EQ(cache.problem(), causal);
+  EXPECT_EQ(cache.q().get(), q_other);
+}
+
+// The device generator draws exactly what the host generator draws (same SplitMix64 and
+// Box-Muller), so both backends and the host copy of the inputs agree bit for bit.
+TEST(EngineStages, DeviceInputsEqualTheHostGenerator) {
+  ATTN_SKIP_WITHOUT_GPU();
+  test::TestStream stream;
+  for (const DType t : {DType::fp16, DType::bf16, DType::fp32}) {
+    SCOPED_TRACE(std::string(to_string(t)));
+    const Problem p = test::make_problem(1, 3, 3, 1001, 1001, 96, t);  // odd element count
+    const HostInputs host = generate_inputs(p, 7);
+    const InputStreams keys = input_streams(7);
+    DeviceBuffer k(static_cast<std::size_t>(p.k_elems()) * dtype_bytes(t));
+    generate_normal_on_device(k.get(), t, p.k_elems(), keys.k, stream.get());
+    const std::vector<float> device = download(k, t, static_cast<std::size_t>(p.k_elems()), stream.get());
+    ASSERT_EQ(device.size(), host.k.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < device.size(); ++i) differ += device[i] != host.k[i] ? 1 : 0;
+    EXPECT_EQ(differ, 0u);
+  }
+}
+
+// compare_on_device is compare_outputs on the device: same statistics, NaN and inf counted.
+TEST(EngineStages, DeviceComparisonMatchesTheHostComparison) {
+  ATTN_SKIP_WITHOUT_GPU();
+  test::TestStream stream;
+  const std::int64_t n = 300001;
+  std::vector<float> ref(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    ref[static_cast<std::size_t>(i)] = std::sin(0.001f * static_cast<float>(i));
+    out[static_cast<std::size_t>(i)] =
+        ref[static_cast<std::size_t>(i)] + 1e-3f * std::cos(0.37f * static_cast<float>(i));
+  }
+  for (const DType t : {DType::fp16, DType::fp32}) {
+    SCOPED_TRACE(std::string(to_string(t)));
+    const DeviceBuffer o = upload(out, t, stream.get()), r = upload(ref, DType::fp32, stream.get());
+    const std::vector<float> rounded = download(o, t, out.size(), stream.get());
+    const ErrorStats h = compare_outputs(rounded, ref);
+    const ErrorStats d = compare_on_device(o.get(), t, r.as<float>(), n, stream.get());
+    EXPECT_NEAR(d.rel_l2, h.rel_l2, 1e-12 * h.rel_l2);
+    EXPECT_EQ(d.max_abs, h.max_abs);
+    EXPECT_EQ(d.nonfinite, 0);
+  }
+  std::vector<float> bad = out;
+  bad[5] = std::numeric_limits<float>::quiet_NaN();
+  bad[n - 1] = std::numeric_limits<float>::infinity();
+  const DeviceBuffer o = upload(bad, DType::fp32, stream.get()), r = upload(ref, DType::fp32, stream.get());
+  const ErrorStats d = compare_on_device(o.get(), DType::fp32, r.as<float>(), n, stream.get());
+  EXPECT_EQ(d.nonfinite, 2);
+  EXPECT_TRUE(std::isinf(d.rel_l2));
 }
 
 TEST(EngineStages, TimerHonoursPlainAndGraphModes) {
@@ -90,13 +147,16 @@ TEST(EngineStages, TimerHonoursPlainAndGraphModes) {
   proto.warmup_ms = 0;
   proto.min_samples = proto.max_samples = 5;
   proto.l2 = L2Mode::cold;
-  const TimingStats plain = CaseTimer(proto, stream.get(), 1 << 20).time(*kernel, args);
+  SamplingSpan span;
+  const TimingStats plain = CaseTimer(proto, stream.get(), 1 << 20).time(*kernel, args, span);
   EXPECT_EQ(plain.samples, 5);
+  EXPECT_GT(span.sampling_s, 0.0);  // five synchronised samples take host time
+  EXPECT_GE(span.warmup_s, 0.0);
   EXPECT_EQ(plain.launches_per_sample, 1);
   EXPECT_GT(plain.median_ms, 0.0);
   proto.graphs = true;
   proto.graph_batch = 4;
-  const TimingStats graph = CaseTimer(proto, stream.get(), 1 << 20).time(*kernel, args);
+  const TimingStats graph = CaseTimer(proto, stream.get(), 1 << 20).time(*kernel, args, span);
   EXPECT_EQ(graph.samples, 5);
   EXPECT_EQ(graph.launches_per_sample, 4);
   EXPECT_GT(graph.median_ms, 0.0);

@@ -353,3 +353,25 @@ TEST(PresetWriter, PresetTomlReadsBackEqual) {
 }
 
 }  // namespace attn
+
+namespace attn {
+
+// metrics_replay: a preset key and a flag, checked against its three values, and written back.
+TEST(PresetWriter, MetricsReplayIsAProtocolFieldWithItsAllowedValues) {
+  SweepSpec s = parse_preset(
+      "kernels = [\"cpu.flash\"]\n[sweep]\nseq = 16\n[protocol]\nmetrics_replay = \"case\"\n", "replay.toml");
+  EXPECT_EQ(s.protocol.metrics_replay, MetricsReplay::whole_case);
+  EXPECT_EQ(parse_preset(preset_toml(s), "saved.toml").protocol.metrics_replay, MetricsReplay::whole_case);
+  EXPECT_EQ(Protocol{}.metrics_replay, MetricsReplay::automatic);
+  try {
+    (void)parse_preset(
+        "kernels = [\"cpu.flash\"]\n[sweep]\nseq = 16\n[protocol]\nmetrics_replay = \"pass\"\n", "bad.toml");
+    FAIL() << "metrics_replay = \"pass\" was accepted";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("metrics_replay"), std::string::npos) << what;
+    EXPECT_NE(what.find("auto, case or kernel"), std::string::npos) << what;
+  }
+}
+
+}  // namespace attn

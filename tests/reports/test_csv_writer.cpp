@@ -40,12 +40,15 @@ TEST(CsvWriter, HeaderStartsWithTheFirstColumns) {
       "sm_mhz,temp_c,power_w,";
   EXPECT_EQ(csv.substr(0, first.size()), first);
   EXPECT_EQ(csv, results_csv_header() + "\n");
-  EXPECT_EQ(csv.substr(first.size()),
-            "variant,metrics_status,sm_throughput_pct,dram_throughput_pct,dram_bytes_read,dram_bytes_write,"
-            "dram_bytes,l2_throughput_pct,tensor_pipe_pct,achieved_occupancy_pct,gpu_time_ns,tensor_flops,"
-            "tensor_pct_of_peak,algorithmic_intensity,achieved_intensity,roofline_peak_tflops,"
-            "roofline_peak_gbps,roofline_peak_source,ridge_intensity,attainable_tflops,pct_of_roofline,"
-            "roofline_bound\n");
+  EXPECT_EQ(
+      csv.substr(first.size()),
+      "variant,metrics_status,sm_throughput_pct,dram_throughput_pct,dram_bytes_read,dram_bytes_write,"
+      "dram_bytes,l2_throughput_pct,tensor_pipe_pct,achieved_occupancy_pct,gpu_time_ns,tensor_flops,"
+      "tensor_pct_of_peak,algorithmic_intensity,achieved_intensity,roofline_peak_tflops,"
+      "roofline_peak_gbps,roofline_peak_source,ridge_intensity,attainable_tflops,pct_of_roofline,"
+      "roofline_bound,host,device_index,device_name,device_uuid,worker,worker_slot,worker_pid,worker_start,"
+      "phase_prepare_s,phase_inputs_s,phase_reference_s,phase_check_s,phase_warmup_s,phase_timed_s,"
+      "phase_metrics_s,phase_other_s\n");
 }
 
 TEST(CsvWriter, Rfc4180Quoting) {

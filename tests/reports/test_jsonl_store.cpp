@@ -250,3 +250,50 @@ TEST_F(JsonlStore, ImpossibleSizesInACaseLineAreSkippedNamingTheLine) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+// The end of a run rewrites the run record with the devices that took part and the totals; the
+// case lines stay byte for byte, and a failed rewrite leaves the old file whole.
+TEST_F(JsonlStore, RewritingTheRunRecordKeepsEveryCaseLine) {
+  const fs::path file = write_three();
+  const std::string before = slurp(file);
+  RunInfo run = read_results(file).run;
+  RunDevice d;
+  d.host = "gpu7";
+  d.index = 1;
+  d.uuid = "GPU-0123";
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.peaks.tensor_tflops_measured = 755.5;
+  run.devices = {d};
+  RunTotals t;
+  t.wall_s = 12.5;
+  t.cases = 3;
+  t.phases.timed_s = 4.25;
+  t.idle_s = 0.5;
+  t.slots = 2;
+  run.totals = t;
+  rewrite_run_record(file, run);
+  const std::string after = slurp(file);
+  EXPECT_EQ(after.substr(after.find('\n')), before.substr(before.find('\n')));
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  const LoadedRun r = read_results(file);
+  ASSERT_EQ(r.cases.size(), 3u);
+  ASSERT_EQ(r.run.devices.size(), 1u);
+  EXPECT_EQ(r.run.devices[0].uuid, "GPU-0123");
+  EXPECT_EQ(r.run.devices[0].index, 1);
+  EXPECT_EQ(r.run.devices[0].peaks.tensor_tflops_measured, 755.5);
+  ASSERT_TRUE(r.run.totals);
+  EXPECT_EQ(r.run.totals->cases, 3);
+  EXPECT_EQ(r.run.totals->phases.timed_s, 4.25);
+  EXPECT_FALSE(r.run.totals->phases.metrics_s);
+  EXPECT_EQ(r.run.totals->slots, 2);
+
+  spit(file, "not json\n" + after.substr(after.find('\n') + 1));
+  EXPECT_ANY_THROW(rewrite_run_record(file, run));
+  EXPECT_EQ(slurp(file).substr(0, 9), "not json\n");
+}
+
+}  // namespace
+}  // namespace attn

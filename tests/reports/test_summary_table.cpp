@@ -90,3 +90,32 @@ TEST(TextFormat, NumbersAndLabels) {
 
 }  // namespace
 }  // namespace attn
+
+#include "reports/time_breakdown.hpp"
+
+namespace attn {
+namespace {
+
+TEST(TimeBreakdown, SharesOfTheWorkersTimeInCaseOrder) {
+  RunTotals t;
+  t.wall_s = 40;
+  t.slots = 2;  // 80 s of worker time
+  t.cases = 60;
+  t.case_wall_s = 72;
+  t.phases.inputs_s = 8;
+  t.phases.reference_s = 20;
+  t.phases.warmup_s = 1.2;
+  t.phases.timed_s = 40;
+  t.phases.other_s = 2.8;
+  t.worker_start_s = 2;
+  t.handoff_s = 0.4;
+  t.idle_s = 5.6;
+  EXPECT_EQ(format_time_breakdown(t),
+            "time: 40.0 s wall on 2 worker slots; 60 cases took 72.0 s (90%): inputs 8.00 s (10%), "
+            "reference 20.0 s (25%), warm-up 1.20 s (2%), timed samples 40.0 s (50%), other 2.80 s (4%)\n"
+            "      outside the cases: worker starts 2.00 s (2%), hand-off 0.40 s (0%), idle 5.60 s (7%)\n");
+  EXPECT_EQ(format_time_breakdown(RunTotals{}), "");
+}
+
+}  // namespace
+}  // namespace attn

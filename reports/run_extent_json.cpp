@@ -1,0 +1,106 @@
+// run_extent_json.hpp: devices, totals and peaks of the run record.
+#include "reports/run_extent_json.hpp"
+
+#include "reports/json_fields.hpp"
+#include "reports/result_json.hpp"
+
+namespace attn {
+
+using json = nlohmann::json;
+using namespace json_fields;
+
+json peaks_to_json(const Peaks& p) {
+  json j = json::object();
+  put_opt(j, "tensor_tflops_measured", p.tensor_tflops_measured);
+  put_opt(j, "dram_gbps_measured", p.dram_gbps_measured);
+  put_opt(j, "tensor_tflops_datasheet", p.tensor_tflops_datasheet);
+  put_opt(j, "dram_gbps_datasheet", p.dram_gbps_datasheet);
+  put_opt(j, "tensor_tflops_fp16_measured", p.tensor_tflops_fp16_measured);
+  put_opt(j, "tensor_tflops_bf16_measured", p.tensor_tflops_bf16_measured);
+  if (!p.measured_at.empty()) j["measured_at"] = p.measured_at;
+  return j;
+}
+
+Peaks peaks_from_json(const json& j, const std::string& path) {
+  require_object(j, path);
+  Peaks p;
+  p.tensor_tflops_measured = opt_double(j, "tensor_tflops_measured", path);
+  p.dram_gbps_measured = opt_double(j, "dram_gbps_measured", path);
+  p.tensor_tflops_datasheet = opt_double(j, "tensor_tflops_datasheet", path);
+  p.dram_gbps_datasheet = opt_double(j, "dram_gbps_datasheet", path);
+  p.tensor_tflops_fp16_measured = opt_double(j, "tensor_tflops_fp16_measured", path);
+  p.tensor_tflops_bf16_measured = opt_double(j, "tensor_tflops_bf16_measured", path);
+  get_string(j, "measured_at", path, p.measured_at);
+  return p;
+}
+
+json run_devices_json(const std::vector<RunDevice>& devices) {
+  json a = json::array();
+  for (const RunDevice& d : devices) {
+    json j = {{"host", d.host}, {"index", d.index}, {"name", d.name}, {"peaks", peaks_to_json(d.peaks)}};
+    if (!d.uuid.empty()) j["uuid"] = d.uuid;
+    if (!d.worker.empty()) j["worker"] = d.worker;
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+std::vector<RunDevice> run_devices_from(const json& j, const std::string& path) {
+  if (!j.is_array()) throw ResultsFormatError(path + ": expected an array of devices, got " + type_of(j));
+  std::vector<RunDevice> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const json& d = require_object(j[i], p);
+    RunDevice r;
+    get_string(d, "host", p, r.host);
+    get_int(d, "index", p, r.index);
+    get_string(d, "uuid", p, r.uuid);
+    get_string(d, "name", p, r.name);
+    get_string(d, "worker", p, r.worker);
+    if (const json* pk = find(d, "peaks")) r.peaks = peaks_from_json(*pk, child(p, "peaks"));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+constexpr std::pair<const char*, std::optional<double> CasePhases::*> kPhaseKeys[] = {
+    {"prepare_s", &CasePhases::prepare_s},     {"inputs_s", &CasePhases::inputs_s},
+    {"reference_s", &CasePhases::reference_s}, {"check_s", &CasePhases::check_s},
+    {"warmup_s", &CasePhases::warmup_s},       {"timed_s", &CasePhases::timed_s},
+    {"metrics_s", &CasePhases::metrics_s},     {"other_s", &CasePhases::other_s},
+};
+}  // namespace
+
+json run_totals_json(const RunTotals& t) {
+  json phases = json::object();
+  for (const auto& [key, member] : kPhaseKeys) put_opt(phases, key, t.phases.*member);
+  return {{"wall_s", number(t.wall_s)},
+          {"cases", t.cases},
+          {"case_wall_s", number(t.case_wall_s)},
+          {"phases", std::move(phases)},
+          {"worker_start_s", number(t.worker_start_s)},
+          {"handoff_s", number(t.handoff_s)},
+          {"idle_s", number(t.idle_s)},
+          {"slots", t.slots}};
+}
+
+RunTotals run_totals_from(const json& j, const std::string& path) {
+  require_object(j, path);
+  RunTotals t;
+  get_double(j, "wall_s", path, t.wall_s);
+  get_int(j, "cases", path, t.cases);
+  get_double(j, "case_wall_s", path, t.case_wall_s);
+  if (const json* ph = find(j, "phases")) {
+    const std::string p = child(path, "phases");
+    require_object(*ph, p);
+    for (const auto& [key, member] : kPhaseKeys) t.phases.*member = opt_double(*ph, key, p);
+  }
+  get_double(j, "worker_start_s", path, t.worker_start_s);
+  get_double(j, "handoff_s", path, t.handoff_s);
+  get_double(j, "idle_s", path, t.idle_s);
+  get_int(j, "slots", path, t.slots);
+  return t;
+}
+
+}  // namespace attn
