@@ -23,6 +23,8 @@ constexpr const char* kDramBoth[] = {metric::kDramRead, metric::kDramWrite};
 constexpr const char* kSm[] = {metric::kSmThroughput};
 constexpr const char* kDram[] = {metric::kDramThroughput};
 constexpr const char* kL2[] = {metric::kL2Throughput};
+// All L2 traffic (every op, read and write), as ncu's L2 roofline counts it; no extra replay pass.
+constexpr const char* kL2Bytes[] = {"lts__t_bytes.sum"};
 constexpr const char* kPipe[] = {metric::kTensorPipe};
 constexpr const char* kWarps[] = {metric::kWarpsActive};
 constexpr const char* kTime[] = {metric::kGpuTime};
@@ -538,6 +540,7 @@ const std::array kFields = {
     ATTN_METRIC(dram_bytes_write, "DRAM bytes written", "B", false, Rollup::sum, kDramWrite),
     ATTN_METRIC(dram_bytes, "DRAM traffic", "B", false, Rollup::sum, kDramBoth),
     ATTN_METRIC(l2_throughput_pct, "L2 throughput", "%", true, Rollup::time_weighted_mean, kL2),
+    ATTN_METRIC(l2_bytes, "L2 traffic", "B", false, Rollup::sum, kL2Bytes),
     ATTN_METRIC(tensor_pipe_pct, "Tensor pipe utilisation", "%", true, Rollup::time_weighted_mean, kPipe),
     ATTN_METRIC(achieved_occupancy_pct, "Achieved occupancy", "%", true, Rollup::time_weighted_mean, kWarps),
     ATTN_METRIC(gpu_time_ns, "GPU time", "ns", false, Rollup::sum, kTime),

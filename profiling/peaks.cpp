@@ -39,9 +39,11 @@ std::optional<MeasuredPeaks> read_cached_peaks(const std::filesystem::path& file
   p.tensor_tflops_fp16 = num("tensor_tflops_fp16");
   p.tensor_tflops_bf16 = num("tensor_tflops_bf16");
   p.dram_gbps = num("dram_gbps");
+  p.l2_gbps = num("l2_gbps");
   if (e.contains("measured_at") && e["measured_at"].is_string()) p.measured_at = e["measured_at"];
   if (e.contains("method") && e["method"].is_string()) p.method = e["method"];
-  if (p.tensor_tflops_fp16 <= 0 || p.tensor_tflops_bf16 <= 0 || p.dram_gbps <= 0) return std::nullopt;
+  if (p.tensor_tflops_fp16 <= 0 || p.tensor_tflops_bf16 <= 0 || p.dram_gbps <= 0 || p.l2_gbps <= 0)
+    return std::nullopt;
   return p;
 }
 
@@ -50,6 +52,7 @@ void write_cached_peaks(const std::filesystem::path& file, const std::string& ke
   all[key] = {{"tensor_tflops_fp16", p.tensor_tflops_fp16},
               {"tensor_tflops_bf16", p.tensor_tflops_bf16},
               {"dram_gbps", p.dram_gbps},
+              {"l2_gbps", p.l2_gbps},
               {"measured_at", p.measured_at},
               {"method", p.method}};
   std::error_code ec;
@@ -71,6 +74,7 @@ void apply_measured_peaks(Peaks& peaks, const MeasuredPeaks& m) {
   peaks.tensor_tflops_bf16_measured = m.tensor_tflops_bf16;
   peaks.tensor_tflops_measured = std::max(m.tensor_tflops_fp16, m.tensor_tflops_bf16);
   peaks.dram_gbps_measured = m.dram_gbps;
+  if (m.l2_gbps > 0) peaks.l2_gbps_measured = m.l2_gbps;
   peaks.measured_at = m.measured_at;
 }
 

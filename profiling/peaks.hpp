@@ -14,6 +14,7 @@ struct MeasuredPeaks {
   double tensor_tflops_fp16 = 0;  // [TFLOP/s] median of timed 8192^3 GEMMs, fp32 accumulation
   double tensor_tflops_bf16 = 0;  // [TFLOP/s]
   double dram_gbps = 0;           // [GB/s] 2 x bytes / time of a 2 GiB device copy, median
+  double l2_gbps = 0;             // [GB/s] reads of a buffer a quarter of the L2's size, median
   std::string measured_at;        // UTC ISO-8601
   std::string method;             // what was run, for the record
 };
@@ -23,7 +24,8 @@ std::string peaks_cache_key(const GpuInfo& gpu, const std::string& driver);
 // $XDG_CACHE_HOME/attnscope/peaks.json, else $HOME/.cache/attnscope/peaks.json.
 std::filesystem::path peaks_cache_path();
 
-// nullopt when the file or the key is missing or unreadable (a corrupt cache is re-measured).
+// nullopt when the file or the key is missing or unreadable (a corrupt cache, or one written before
+// a ceiling was measured, is re-measured).
 std::optional<MeasuredPeaks> read_cached_peaks(const std::filesystem::path& file, const std::string& key);
 // Adds or replaces `key`, keeping other GPUs' entries. Throws std::runtime_error on I/O failure.
 void write_cached_peaks(const std::filesystem::path& file, const std::string& key, const MeasuredPeaks& p);

@@ -82,6 +82,7 @@ struct KernelMetrics {
   std::optional<double> sm_throughput_pct, dram_throughput_pct, l2_throughput_pct, tensor_pipe_pct,
       achieved_occupancy_pct;                                           // [%]
   std::optional<double> dram_bytes, dram_bytes_read, dram_bytes_write;  // [B]
+  std::optional<double> l2_bytes;                                       // [B] lts__t_bytes.sum
   std::optional<double> tensor_flops;        // FLOPs on the tensor cores (an FMA counts 2)
   std::optional<double> tensor_pct_of_peak;  // [%] of the dense (sparsity off) tensor peak
   std::optional<double> gpu_time_ns;         // [ns] gpu__time_duration.sum
@@ -190,7 +191,8 @@ struct Peaks {
   std::optional<double> tensor_tflops_datasheet, dram_gbps_datasheet;
   // Measured per dtype (dense cuBLAS GEMM); tensor_tflops_measured is the larger of the two.
   std::optional<double> tensor_tflops_fp16_measured, tensor_tflops_bf16_measured;
-  std::string measured_at;  // UTC ISO-8601 of the measurement (cached per GPU)
+  std::optional<double> l2_gbps_measured;  // [GB/s] L2 read bandwidth (the roofline's L2 ceiling)
+  std::string measured_at;                 // UTC ISO-8601 of the measurement (cached per GPU)
 };
 
 // One device that took part in a run, as its worker described itself.

@@ -21,6 +21,7 @@ bool measured(const CaseResult& c) {
 
 std::optional<double> l2_bytes(const CaseResult& c) {
   if (!c.metrics) return std::nullopt;
+  if (const auto& b = c.metrics->aggregate.l2_bytes; b && *b > 0) return *b;
   const auto& extra = c.metrics->aggregate.extra;
   const auto it = extra.find("lts__t_bytes.sum");
   if (it == extra.end() || !(it->second > 0)) return std::nullopt;
@@ -61,9 +62,14 @@ plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& ru
                         plot::Dash::dashed});
   if (ceilings.empty())
     throw std::invalid_argument("the run records no tensor and DRAM peak pair (measured or datasheet)");
-  if (options.l2_gbps && *options.l2_gbps > 0)
-    ceilings.push_back(
-        {"L2", ceilings.front().tflops, *options.l2_gbps, {120, 60, 20, 255}, plot::Dash::dash_dot});
+  // The L2 ceiling: as asked, else the run's measured L2 bandwidth.
+  const std::optional<double> l2_gbps = options.l2_gbps ? options.l2_gbps : pk.l2_gbps_measured;
+  if (l2_gbps && *l2_gbps > 0)
+    ceilings.push_back({options.l2_gbps ? "L2" : "measured L2",
+                        ceilings.front().tflops,
+                        *l2_gbps,
+                        {120, 60, 20, 255},
+                        plot::Dash::dash_dot});
 
   plot::Plot p;
   bool use_measured = options.intensity == RooflineIntensity::measured;
@@ -97,7 +103,7 @@ plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& ru
     if (!at_dram.contains(k)) order.push_back(k);
     at_dram[k].emplace_back(ai, *c.tflops, c.case_id);
     ai_min = std::min(ai_min, ai), ai_max = std::max(ai_max, ai);
-    if (const auto l2 = l2_bytes(c); l2 && options.l2_gbps) {
+    if (const auto l2 = l2_bytes(c); l2 && l2_gbps) {
       const double l2_ai = c.flops / *l2;
       at_l2[k].emplace_back(l2_ai, *c.tflops, c.case_id);
       ai_min = std::min(ai_min, l2_ai), ai_max = std::max(ai_max, l2_ai);
@@ -106,9 +112,9 @@ plot::Plot roofline_plot(const std::vector<CaseResult>& cases, const RunInfo& ru
   if (order.empty()) throw std::invalid_argument("no measured case to place on the roofline");
   if (without_bytes)
     p.notes.push_back(fmt::format("{} measured cases hold no DRAM bytes and are not placed", without_bytes));
-  if (options.l2_gbps && at_l2.empty())
+  if (l2_gbps && at_l2.empty())
     p.notes.push_back(
-        "L2 ceiling drawn, but no case holds lts__t_bytes.sum (run with --metrics +lts__t_bytes.sum)");
+        "L2 ceiling drawn, but no case holds its L2 traffic (metrics.l2_bytes, lts__t_bytes.sum)");
 
   // Units scale with the data: a CPU run's points read in GFLOPS. Ceilings share the axis.
   const plot::UnitScale unit = plot::scaled_unit("TFLOPS", ceilings.front().tflops);

@@ -18,9 +18,9 @@ enum class RooflineIntensity {
 
 struct RooflineOptions {
   RooflineIntensity intensity = RooflineIntensity::measured;
-  // L2 bandwidth [GB/s] for the L2 ceiling. The run record holds no L2 peak and no flag sets it
-  // yet, so only a caller of this API passes one; with it, cases whose records hold lts__t_bytes.sum
-  // (--metrics +lts__t_bytes.sum) are placed a second time, hollow, at their L2 intensity.
+  // L2 bandwidth [GB/s] for the L2 ceiling; unset: the run's measured L2 bandwidth
+  // (peaks.l2_gbps_measured), if any. With a ceiling, cases whose records hold their L2 traffic
+  // (metrics.l2_bytes, lts__t_bytes.sum) are placed a second time, hollow, at their L2 intensity.
   std::optional<double> l2_gbps;
 };
 

@@ -17,6 +17,7 @@ json peaks_to_json(const Peaks& p) {
   put_opt(j, "dram_gbps_datasheet", p.dram_gbps_datasheet);
   put_opt(j, "tensor_tflops_fp16_measured", p.tensor_tflops_fp16_measured);
   put_opt(j, "tensor_tflops_bf16_measured", p.tensor_tflops_bf16_measured);
+  put_opt(j, "l2_gbps_measured", p.l2_gbps_measured);
   if (!p.measured_at.empty()) j["measured_at"] = p.measured_at;
   return j;
 }
@@ -30,6 +31,7 @@ Peaks peaks_from_json(const json& j, const std::string& path) {
   p.dram_gbps_datasheet = opt_double(j, "dram_gbps_datasheet", path);
   p.tensor_tflops_fp16_measured = opt_double(j, "tensor_tflops_fp16_measured", path);
   p.tensor_tflops_bf16_measured = opt_double(j, "tensor_tflops_bf16_measured", path);
+  p.l2_gbps_measured = opt_double(j, "l2_gbps_measured", path);
   get_string(j, "measured_at", path, p.measured_at);
   return p;
 }

@@ -65,6 +65,9 @@ void add_gui_flags(CLI::App& cmd, GuiOptions& o) {
                  "Plots panel measurement of the 'metric' tab at start (any y of `attnscope plot`)");
   cmd.add_option("--tab", o.plot_tab, "Plots panel tab at start: tflops | speedup | latency | gbps | metric")
       ->check(CLI::IsMember({"tflops", "speedup", "latency", "gbps", "metric"}));
+  cmd.add_option("--facet", o.facet,
+                 "Plots panel small multiples at start: none, auto, or an axis (one panel per value, as "
+                 "`attnscope plot --facet`)");
   cmd.add_option("--select", o.select, "case id selected at start (Inspector, table and plots)");
 }
 

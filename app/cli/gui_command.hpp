@@ -22,6 +22,7 @@ struct GuiOptions {
   bool no_persist = false;              // neither read nor write the settings file
   std::optional<std::string> x, y;      // the Plots panel's x axis and y measurement at start
   std::optional<std::string> plot_tab;  // the Plots panel's tab at start: tflops|speedup|latency|gbps|metric
+  std::optional<std::string> facet;     // the Plots panel's panels at start: none|auto|an axis
   std::optional<std::string> select;    // case id selected at start
 };
 

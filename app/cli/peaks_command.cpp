@@ -55,6 +55,7 @@ int show_peaks(const PeaksOptions& o) {
                         {"tensor_tflops_fp16_measured", m.tensor_tflops_fp16},
                         {"tensor_tflops_bf16_measured", m.tensor_tflops_bf16},
                         {"dram_gbps_measured", m.dram_gbps},
+                        {"l2_gbps_measured", m.l2_gbps},
                         {"measured_at", m.measured_at},
                         {"method", m.method},
                         {"cache", peaks_cache_path().string()}};
@@ -74,6 +75,7 @@ int show_peaks(const PeaksOptions& o) {
   std::printf("%-22s %10.0f %10s %10s\n", "DRAM [GB/s]", m.dram_gbps,
               value(sheet.dram_gbps_datasheet, "{:.0f}").c_str(),
               ratio(m.dram_gbps, sheet.dram_gbps_datasheet).c_str());
+  std::printf("%-22s %10.0f %10s %10s\n", "L2 read [GB/s]", m.l2_gbps, "-", "-");
   std::printf("measured %s: %s\ncache %s (--remeasure to measure again)\n", m.measured_at.c_str(),
               m.method.c_str(), peaks_cache_path().c_str());
   return kExitOk;

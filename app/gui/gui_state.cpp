@@ -48,6 +48,7 @@ GuiState::GuiState(const cli::GuiOptions& opts, GuiSettings s, fs::path settings
     settings.plot.tab = "metric";
   }
   if (options.plot_tab) settings.plot.tab = *options.plot_tab;
+  if (options.facet) settings.plot.facet = *options.facet;
   dialog.width = settings.export_width;
   dialog.height = settings.export_height;
   for (const std::string& f : options.open) open_results(f);
@@ -208,10 +209,24 @@ void GuiState::rebuild_plot() {
   spec.log_y = ps.log_y;
   spec.kind = plot::PlotKind::line;
   try {
-    plot::Plot fresh = plot::build_plot(runs, spec);
-    fresh.show_legend = ps.show_legend;
-    update_plot(plot, std::move(fresh));
+    plot::Figure fig = plot::build_figure(runs, spec, ps.facet.empty() ? "auto" : ps.facet);
+    if (fig.panels.size() > 1) {
+      plot_panels.resize(fig.panels.size());
+      for (std::size_t i = 0; i < fig.panels.size(); ++i) {
+        fig.panels[i].show_legend = ps.show_legend;
+        update_plot(plot_panels[i], fig.panels[i]);
+      }
+      plot.has_plot = false;
+      plot.message.clear();
+    } else {
+      plot_panels.clear();
+      plot::Plot fresh = std::move(fig.panels.front());
+      fresh.show_legend = ps.show_legend;
+      update_plot(plot, std::move(fresh));
+    }
+    plot_figure = std::move(fig);
   } catch (const plot::PlotSpecError& e) {
+    plot_panels.clear();
     plot.has_plot = false;
     bool any_ok = false;
     for (const LoadedRun& r : runs)
@@ -396,6 +411,22 @@ bool GuiState::start_replay(const std::string& path, double speed) {
 
 bool GuiState::export_plot_png(const std::string& path, int width, int height, bool which_roofline) {
   const PlotWidget& w = which_roofline ? roofline : plot;
+  if (!which_roofline && !plot_panels.empty()) {
+    try {
+      // Every panel, with the screen's zoom and legend toggles, in the figure's grid.
+      plot::Figure fig = plot_figure;
+      for (std::size_t i = 0; i < fig.panels.size() && i < plot_panels.size(); ++i)
+        fig.panels[i] = plot_panels[i].plot;
+      plot::write_png(plot::render_figure(fig, width, height), path);
+      settings.export_width = width;
+      settings.export_height = height;
+      notify(fmt::format("wrote {} ({}x{}, {} panels)", path, width, height, fig.panels.size()));
+      return true;
+    } catch (const std::exception& e) {
+      notify(std::string("PNG export failed: ") + e.what(), true);
+      return false;
+    }
+  }
   if (!w.has_plot) {
     notify("nothing to export: " + w.message, true);
     return false;

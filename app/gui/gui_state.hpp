@@ -19,6 +19,7 @@
 #include "app/gui/sweep_runner.hpp"
 #include "profiling/sweep/sweep_spec.hpp"
 #include "reports/plot/plot_build.hpp"
+#include "reports/plot/plot_facets.hpp"
 #include "reports/plot/units.hpp"
 
 namespace attn::gui {
@@ -116,6 +117,10 @@ class GuiState {
   GuiFonts fonts;
   PlanPreview preview;
   PlotWidget plot;
+  // The panels when the plot is faceted (two or more; empty otherwise, and `plot` is shown), with
+  // the figure they came from (its title and notes; PNG export renders all of it).
+  std::vector<PlotWidget> plot_panels;
+  plot::Figure plot_figure;
   std::vector<std::uint64_t> plot_run_keys;  // store key of each run build_plot saw, by index
   PlotWidget roofline;
   std::uint64_t roofline_run_key = 0;

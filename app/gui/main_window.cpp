@@ -264,16 +264,30 @@ void write_widget_map(const GuiState& s, const fs::path& file, int frame, std::s
   nlohmann::json w = nlohmann::json::object();
   for (const auto& [name, r] : s.widget_rects) w[name] = {r.x0, r.y0, r.x1, r.y1};
   j["widgets"] = w;
+  // The series of the plot, or of every panel when it is faceted (each names its panel).
   nlohmann::json series = nlohmann::json::array();
-  if (s.plot.has_plot)
-    for (const plot::Series& ser : s.plot.plot.series)
+  nlohmann::json panels = nlohmann::json::array();
+  auto add_series = [&](const PlotWidget& widget, const std::string& panel) {
+    if (!widget.has_plot) return;
+    for (const plot::Series& ser : widget.plot.series)
       series.push_back({{"label", ser.label},
                         {"kernel", ser.kernel},
                         {"color", {ser.color.r, ser.color.g, ser.color.b}},
                         {"points", ser.x.size()},
-                        {"visible", ser.visible}});
+                        {"visible", ser.visible},
+                        {"panel", panel}});
+  };
+  add_series(s.plot, "");
+  for (const PlotWidget& panel : s.plot_panels) {
+    add_series(panel, panel.plot.title);
+    panels.push_back(panel.plot.title);
+  }
   j["plot"] = {
-      {"title", s.plot.has_plot ? s.plot.plot.title : ""}, {"series", series}, {"message", s.plot.message}};
+      {"title", s.plot_panels.empty() ? (s.plot.has_plot ? s.plot.plot.title : "") : s.plot_figure.title},
+      {"series", series},
+      {"panels", panels},
+      {"facet", s.plot_figure.facet},
+      {"message", s.plot.message}};
   j["runs"] = s.runs().size();
   j["selection"] = s.selection ? s.selection->case_id : "";
   j["dialog_open"] = s.dialog.kind != PathDialog::Kind::none;
@@ -504,10 +518,15 @@ int run_gui(const cli::GuiOptions& options) {
       j["framebuffer"] = {w, h};
       j["vertices"] = io.MetricsRenderVertices;  // of the last frame
       j["indices"] = io.MetricsRenderIndices;
-      j["series"] = state.plot.has_plot ? state.plot.plot.series.size() : 0;
-      std::size_t points = 0;
-      if (state.plot.has_plot)
-        for (const plot::Series& ser : state.plot.plot.series) points += ser.x.size();
+      std::size_t series = 0, points = 0;
+      auto count = [&](const PlotWidget& p) {
+        if (!p.has_plot) return;
+        series += p.plot.series.size();
+        for (const plot::Series& ser : p.plot.series) points += ser.x.size();
+      };
+      count(state.plot);
+      for (const PlotWidget& p : state.plot_panels) count(p);
+      j["series"] = series;
       j["points"] = points;
       std::ofstream out(options.frame_stats);
       out << j.dump(1) << "\n";

@@ -65,6 +65,7 @@ GuiSettings load_settings(const fs::path& file, std::string& warning) {
     get(*it, "show_legend", s.plot.show_legend);
     get(*it, "log_y", s.plot.log_y);
     get(*it, "group_by", s.plot.group_by);
+    get(*it, "facet", s.plot.facet);
   }
   if (const auto it = j.find("sweep"); it != j.end()) s.form = form_from_json(*it);
   // Sanity: a corrupt size must not open an unusable window.
@@ -88,7 +89,8 @@ void save_settings(const fs::path& file, const GuiSettings& s) {
   j["plot"] = {{"x", s.plot.x},           {"tab", s.plot.tab},
                {"metric", s.plot.metric}, {"baseline", s.plot.baseline},
                {"log_x", s.plot.log_x},   {"show_legend", s.plot.show_legend},
-               {"log_y", s.plot.log_y},   {"group_by", s.plot.group_by}};
+               {"log_y", s.plot.log_y},   {"group_by", s.plot.group_by},
+               {"facet", s.plot.facet}};
   j["sweep"] = form_to_json(s.form);
   std::error_code ec;
   if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);

@@ -25,6 +25,9 @@ struct PlotSettings {
   bool log_x = false, log_y = false;
   bool show_legend = true;            // off: the legend is collapsed (hover names the series)
   std::vector<std::string> group_by;  // empty = automatic (every axis that varies at a fixed x)
+  // Small multiples: "none" (one plot), "auto" (panels when many axes name the series, as
+  // `attnscope plot`), or an axis: one panel per value.
+  std::string facet = "auto";
 };
 
 struct GuiSettings {

@@ -129,18 +129,35 @@ void draw_plots_panel(GuiState& s) {
     ImGui::EndPopup();
   }
   ImGui::SameLine(0, 14);
+  ImGui::SetNextItemWidth(120 * sc);
+  const std::string facet_label = "panels: " + (ps.facet.empty() ? std::string("auto") : ps.facet);
+  if (ImGui::BeginCombo("##facet", facet_label.c_str())) {
+    for (const std::string& a : {std::string("none"), std::string("auto")})
+      if (ImGui::Selectable(a.c_str(), a == ps.facet)) ps.facet = a, changed = true;
+    for (const std::string& a : plot::plot_axes())
+      if (a != ps.x && ImGui::Selectable(a.c_str(), a == ps.facet)) ps.facet = a, changed = true;
+    ImGui::EndCombo();
+  }
+  s.note_widget("facet_combo");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Small multiples: one panel per value of an axis (auto: when many axes name the series)");
+  ImGui::SameLine(0, 14);
   // The legend collapses for a crowded plot; hover still names each point's series and case.
   if (ImGui::Checkbox("legend", &ps.show_legend)) changed = true;
   ImGui::SameLine(0, 14);
   if (ImGui::Button("Export PNG\xe2\x80\xa6")) s.open_dialog(PathDialog::Kind::export_png);
   s.note_widget("export_png_button");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Render this plot offscreen at a chosen size (Ctrl+E)");
-  if (s.plot.has_plot && !s.plot.plot.notes.empty()) {
+  const std::vector<std::string>& notes = !s.plot_panels.empty()
+                                              ? s.plot_figure.notes
+                                              : (s.plot.has_plot ? s.plot.plot.notes : s.plot_figure.notes);
+  if (!notes.empty()) {
     ImGui::SameLine();
-    ImGui::TextDisabled("(%zu note%s)", s.plot.plot.notes.size(), s.plot.plot.notes.size() == 1 ? "" : "s");
+    ImGui::TextDisabled("(%zu note%s)", notes.size(), notes.size() == 1 ? "" : "s");
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
-      for (const std::string& n : s.plot.plot.notes) ImGui::BulletText("%s", n.c_str());
+      for (const std::string& n : notes) ImGui::BulletText("%s", n.c_str());
       ImGui::EndTooltip();
     }
   }
@@ -156,46 +173,85 @@ void draw_plots_panel(GuiState& s) {
     ImGui::NewLine();
   }
 
-  // The plot, with the selected case ringed.
-  std::optional<std::pair<std::size_t, std::size_t>> highlight;
-  if (s.selection && s.plot.has_plot) {
-    for (std::size_t si = 0; si < s.plot.plot.series.size() && !highlight; ++si) {
-      const plot::Series& series = s.plot.plot.series[si];
-      if (series.run >= s.plot_run_keys.size() || s.plot_run_keys[series.run] != s.selection->run_key)
-        continue;
-      for (std::size_t i = 0; i < series.case_ids.size(); ++i)
-        if (series.case_ids[i] == s.selection->case_id) highlight = std::pair{si, i};
+  // The plot, or its panels in a grid, with the selected case ringed; hover and click per panel.
+  auto draw_one = [&](PlotWidget& w, const std::string& id, ImVec2 size, bool main) {
+    std::optional<std::pair<std::size_t, std::size_t>> highlight;
+    if (s.selection && w.has_plot) {
+      for (std::size_t si = 0; si < w.plot.series.size() && !highlight; ++si) {
+        const plot::Series& series = w.plot.series[si];
+        if (series.run >= s.plot_run_keys.size() || s.plot_run_keys[series.run] != s.selection->run_key)
+          continue;
+        for (std::size_t i = 0; i < series.case_ids.size(); ++i)
+          if (series.case_ids[i] == s.selection->case_id) highlight = std::pair{si, i};
+      }
     }
-  }
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const PlotEvents ev = plot_widget("##plot", s.plot, s.fonts, avail, highlight);
-  s.note_widget("plot_area", ImVec2(ev.plot_area.x0, ev.plot_area.y0),
-                ImVec2(ev.plot_area.x1, ev.plot_area.y1));
-  s.note_widget("plot_widget", ev.origin, ImVec2(ev.origin.x + avail.x, ev.origin.y + avail.y));
-  if (s.plot.has_plot && s.plot.layout.legend_box.width() > 0) {
-    const plot::Rect& b = s.plot.layout.legend_box;
-    s.note_widget("plot_legend", ImVec2(ev.origin.x + b.x0, ev.origin.y + b.y0),
-                  ImVec2(ev.origin.x + b.x1, ev.origin.y + b.y1));
-  }
-  auto case_of = [&](const plot::PointHit& h) -> std::pair<std::uint64_t, std::string> {
-    const plot::Series& series = s.plot.plot.series[h.series];
-    if (h.index >= series.case_ids.size() || series.run >= s.plot_run_keys.size()) return {0, ""};
-    return {s.plot_run_keys[series.run], series.case_ids[h.index]};
+    const PlotEvents ev = plot_widget(id.c_str(), w, s.fonts, size, highlight);
+    const std::string name = main ? std::string("plot") : id.substr(2);
+    s.note_widget(name + "_area", ImVec2(ev.plot_area.x0, ev.plot_area.y0),
+                  ImVec2(ev.plot_area.x1, ev.plot_area.y1));
+    s.note_widget(name + "_widget", ev.origin, ImVec2(ev.origin.x + size.x, ev.origin.y + size.y));
+    if (w.has_plot && w.layout.legend_box.width() > 0) {
+      const plot::Rect& b = w.layout.legend_box;
+      s.note_widget(name + "_legend", ImVec2(ev.origin.x + b.x0, ev.origin.y + b.y0),
+                    ImVec2(ev.origin.x + b.x1, ev.origin.y + b.y1));
+    }
+    auto case_of = [&](const plot::PointHit& h) -> std::pair<std::uint64_t, std::string> {
+      const plot::Series& series = w.plot.series[h.series];
+      if (h.index >= series.case_ids.size() || series.run >= s.plot_run_keys.size()) return {0, ""};
+      return {s.plot_run_keys[series.run], series.case_ids[h.index]};
+    };
+    if (ev.hovered) {
+      const auto [key, cid] = case_of(*ev.hovered);
+      if (const CaseResult* c = find_case(s, key, cid)) {
+        ImGui::BeginTooltip();
+        ImGui::Text("%s  %s", variant_label(*c).c_str(), config_label(c->problem, c->knobs).c_str());
+        if (c->timing)
+          ImGui::TextDisabled("median %s, %s TFLOPS  (click to inspect)",
+                              fmt_ms(c->timing->median_ms).c_str(), fmt_num(c->tflops).c_str());
+        ImGui::EndTooltip();
+      }
+    }
+    if (ev.clicked) {
+      const auto [key, cid] = case_of(*ev.clicked);
+      if (!cid.empty()) s.select(key, cid);
+    }
   };
-  if (ev.hovered) {
-    const auto [key, id] = case_of(*ev.hovered);
-    if (const CaseResult* c = find_case(s, key, id)) {
-      ImGui::BeginTooltip();
-      ImGui::Text("%s  %s", variant_label(*c).c_str(), config_label(c->problem, c->knobs).c_str());
-      if (c->timing)
-        ImGui::TextDisabled("median %s, %s TFLOPS  (click to inspect)", fmt_ms(c->timing->median_ms).c_str(),
-                            fmt_num(c->tflops).c_str());
-      ImGui::EndTooltip();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (s.plot_panels.empty()) {
+    draw_one(s.plot, "##plot", avail, true);
+  } else {
+    const std::size_t n = s.plot_panels.size();
+    const std::size_t cols = n <= 2 ? n : n <= 4 ? 2 : 3;
+    const std::size_t rows = (n + cols - 1) / cols;
+    const float gap = 4 * sc;
+    const ImVec2 cell((avail.x - gap * static_cast<float>(cols - 1)) / static_cast<float>(cols),
+                      (avail.y - gap * static_cast<float>(rows - 1)) / static_cast<float>(rows));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % cols != 0) ImGui::SameLine(0, gap);
+      draw_one(s.plot_panels[i], "##panel" + std::to_string(i), cell, false);
     }
-  }
-  if (ev.clicked) {
-    const auto [key, id] = case_of(*ev.clicked);
-    if (!id.empty()) s.select(key, id);
+    // A free cell of the grid holds one legend for every panel (a small panel drops its own).
+    if (n % cols != 0 && ps.show_legend) {
+      ImGui::SameLine(0, gap);
+      ImGui::BeginChild("##facet_legend", cell);
+      std::vector<std::pair<std::string, plot::Color>> seen;
+      for (const PlotWidget& w : s.plot_panels)
+        for (const plot::Series& ser : w.plot.series)
+          if (std::none_of(seen.begin(), seen.end(), [&](const auto& e) { return e.first == ser.label; }))
+            seen.emplace_back(ser.label, ser.color);
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      const float box = ImGui::GetTextLineHeight() * 0.8f;
+      for (const auto& [label, color] : seen) {
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        dl->AddRectFilled(ImVec2(p0.x, p0.y + box * 0.15f), ImVec2(p0.x + box, p0.y + box * 1.15f),
+                          IM_COL32(color.r, color.g, color.b, 255));
+        ImGui::Dummy(ImVec2(box, box));
+        ImGui::SameLine();
+        ImGui::TextUnformatted(label.c_str());
+      }
+      ImGui::EndChild();
+      s.note_widget("facet_legend");
+    }
   }
 
   if (changed) s.mark_plot_settings_changed();

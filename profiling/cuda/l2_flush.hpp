@@ -13,4 +13,8 @@ namespace attn {
 // reads from being optimised away.
 void launch_l2_flush(const void* buffer, std::size_t bytes, unsigned* sink, cudaStream_t stream);
 
+// Reads `bytes` of `buffer` (a multiple of 16, small enough to stay in L2) `passes` times through
+// L2 (ld.global.cg, past L1): the L2 read-bandwidth probe of the peaks measurement.
+void launch_l2_read(const void* buffer, std::size_t bytes, int passes, unsigned* sink, cudaStream_t stream);
+
 }  // namespace attn

@@ -11,6 +11,7 @@
 
 #include "kernels/api/half_convert.hpp"
 #include "profiling/cuda/device_buffer.hpp"
+#include "profiling/cuda/l2_flush.hpp"
 #include "profiling/cuda/transfer.hpp"
 #include "profiling/peaks.hpp"
 #include "profiling/result.hpp"
@@ -29,6 +30,7 @@ constexpr int kGemmN = 8192;
 constexpr int kWarmup = 5;
 constexpr int kRepeats = 20;
 constexpr std::size_t kCopyBytes = std::size_t{2} << 30;  // [B] 2 GiB, 40x the H100's L2
+constexpr int kL2Passes = 64;                             // reads of the L2-resident buffer per timed launch
 
 struct Events {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -124,12 +126,23 @@ MeasuredPeaks measure_peaks() {
       ATTN_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream));
     });
     p.dram_gbps = 2.0 * static_cast<double>(bytes) / (ms * 1e-3) * 1e-9;
+    int l2_size = 0;
+    ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&l2_size, cudaDevAttrL2CacheSize, 0));
+    const std::size_t l2_buffer =
+        std::max<std::size_t>(static_cast<std::size_t>(l2_size) / 4, 1 << 20) & ~std::size_t{15};
+    DeviceBuffer resident(l2_buffer), sink(sizeof(unsigned));
+    ATTN_CUDA_CHECK(cudaMemsetAsync(resident.get(), 0, l2_buffer, stream));
+    const double l2_ms = median_ms(stream, [&] {
+      launch_l2_read(resident.get(), l2_buffer, kL2Passes, sink.as<unsigned>(), stream);
+      ATTN_CUDA_CHECK(cudaGetLastError());
+    });
+    p.l2_gbps = static_cast<double>(kL2Passes) * static_cast<double>(l2_buffer) / (l2_ms * 1e-3) * 1e-9;
     p.measured_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
     p.method = fmt::format(
         "cublasGemmEx {0}x{0}x{0} fp16/bf16 (fp32 accumulation), {1:.0f} MiB device copy counting read + "
-        "write; "
-        "median of {2} after {3} warm-up",
-        kGemmN, static_cast<double>(bytes) / (1 << 20), kRepeats, kWarmup);
+        "write, {4} reads of a {5:.1f} MiB L2-resident buffer; median of {2} after {3} warm-up",
+        kGemmN, static_cast<double>(bytes) / (1 << 20), kRepeats, kWarmup, kL2Passes,
+        static_cast<double>(l2_buffer) / (1 << 20));
     return p;
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("peaks measurement failed: ") + e.what());

@@ -489,7 +489,11 @@ PlotLayout layout_plot(const Plot& plot, float width, float height, const TextMe
   const auto cols = static_cast<std::size_t>(
       std::max(1.0f, std::floor((usable - one.inner * 2 + one.col_gap) / (one.col_w + one.col_gap))));
   const LegendSize below = legend_size(plot, fonts, st, (one.entries + cols - 1) / cols);
-  out = layout_pass(plot, width, height, fonts, st, origin, 0, below.h + st.s(8));
+  // A small panel (a facet) whose legend would leave the data less than a third of its height
+  // shows no legend: hover names each point's series, and the other panels' legends the styles.
+  const PlotLayout with_below = layout_pass(plot, width, height, fonts, st, origin, 0, below.h + st.s(8));
+  if (with_below.plot_area.height() < height / 3) return out;
+  out = with_below;
   const float x0 = origin.x + std::max(st.s(st.pad), (width - below.w) / 2);
   const float y0 = origin.y + height - st.s(st.pad) - below.h;
   draw_legend(out, plot, {x0, y0, x0 + below.w, y0 + below.h}, below, st);

@@ -49,6 +49,9 @@ TEST(MetricsGpu, DefaultSetPerKernelAndAggregate) {
   EXPECT_GE(*run.run.metrics_passes, 8);
   EXPECT_TRUE(run.run.peaks.tensor_tflops_fp16_measured.has_value());
   EXPECT_TRUE(run.run.peaks.dram_gbps_measured.has_value());
+  // The L2 ceiling of the hierarchical roofline: L2 reads are faster than DRAM.
+  ASSERT_TRUE(run.run.peaks.l2_gbps_measured.has_value());
+  EXPECT_GT(*run.run.peaks.l2_gbps_measured, 1.5 * *run.run.peaks.dram_gbps_measured);
   ASSERT_EQ(run.cases.size(), 2u);
   for (const CaseResult& c : run.cases) {
     SCOPED_TRACE(c.kernel);
@@ -68,7 +71,9 @@ TEST(MetricsGpu, DefaultSetPerKernelAndAggregate) {
       EXPECT_LE(*l.occupancy_theoretical, 100.0);
     }
     const KernelMetrics& a = c.metrics->aggregate;
-    ASSERT_TRUE(a.gpu_time_ns && a.dram_bytes && a.tensor_flops && a.sm_throughput_pct);
+    ASSERT_TRUE(a.gpu_time_ns && a.dram_bytes && a.tensor_flops && a.sm_throughput_pct && a.l2_bytes);
+    // Every DRAM byte passes through L2.
+    EXPECT_GE(*a.l2_bytes, 0.9 * *a.dram_bytes);
     EXPECT_GT(*a.gpu_time_ns, 0);
     EXPECT_GT(*a.sm_throughput_pct, 0);
     EXPECT_LE(*a.sm_throughput_pct, 100);

@@ -199,6 +199,50 @@ TEST(Gui, OpenedRunExportsPlotPngAtRequestedSize) {
   EXPECT_LT(count_color(img, all, plot::palette_color(2), 30), 10u);
 }
 
+// Issue 24: small multiples in the GUI. With panels by head dim, a run of two kernels at two head
+// dims shows two panels of two series each, titled by their value; the PNG export renders both.
+TEST(Gui, FacetedPlotShowsOnePanelPerHeadDimAndExportsThemAll) {
+  const fs::path dir = fresh_dir("facets");
+  Xvfb x(dir);
+  REQUIRE_X(x);
+  const fs::path results = write_run(dir, {"cpu.reference", "cpu.flash"}, {64, 128}, 6);
+  GuiSession gui(x, dir, {"--open", results.string(), "--facet", "head_dim"});
+  ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["plot"]["panels"].size() == 2; }, 60))
+      << gui.map().dump() << gui.log_text();
+  const nlohmann::json j = gui.map();
+  EXPECT_EQ(j["plot"]["facet"], "head_dim");
+  EXPECT_EQ(j["plot"]["panels"][0], "D=64");
+  EXPECT_EQ(j["plot"]["panels"][1], "D=128");
+  ASSERT_EQ(j["plot"]["series"].size(), 4u);
+  for (const auto& ser : j["plot"]["series"]) EXPECT_EQ(ser["points"], 6) << ser.dump();
+  EXPECT_TRUE(j["widgets"].contains("panel0_area"));
+  EXPECT_TRUE(j["widgets"].contains("panel1_area"));
+
+  gui.move(20, 20);
+  gui.key("ctrl+e");
+  ASSERT_TRUE(gui.wait_for([](const auto& m) { return m["widgets"].contains("dialog_width"); }, 10));
+  const fs::path out = dir / "panels.png";
+  const Rect path_field = *gui.widget("dialog_path");
+  gui.click(path_field.cx(), path_field.cy());
+  gui.key("ctrl+a");
+  gui.type(out.string());
+  const Rect ok = *gui.widget("dialog_ok");
+  gui.click(ok.cx(), ok.cy());
+  ASSERT_TRUE(gui.wait_for([](const auto& m) { return !m["dialog_open"].template get<bool>(); }, 20))
+      << gui.log_text();
+  gui.key("ctrl+q");
+  ASSERT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  const Image img = read_png(out);
+  ASSERT_GT(img.width, 0);
+  // Both kernels' colours, in both halves of the image (one panel each).
+  const double w = img.width, h = img.height;
+  const Rect left{0, 0, w / 2, h}, right{w / 2, 0, w, h};
+  for (const Rect& half : {left, right}) {
+    EXPECT_GT(count_color(img, half, plot::palette_color(0), 30), 100u);
+    EXPECT_GT(count_color(img, half, plot::palette_color(1), 30), 100u);
+  }
+}
+
 // The process CPU time per frame (our thread and llvmpipe's) after the start-up frames, from a
 // --frame-stats file.
 std::vector<double> steady_cpu_ms(const fs::path& stats, int expect_series) {

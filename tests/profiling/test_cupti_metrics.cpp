@@ -31,14 +31,14 @@ TEST(MetricsRequest, DefaultNoneAddAndOnly) {
   EXPECT_FALSE(r.enabled);
   EXPECT_TRUE(r.names.empty());
 
-  ASSERT_TRUE(parse_metrics_request("+lts__t_bytes.sum, dram__bytes_read.sum", r, why));
+  ASSERT_TRUE(parse_metrics_request("+lts__t_sectors.sum, dram__bytes_read.sum", r, why));
   EXPECT_EQ(r.names.size(), default_metric_names().size() + 1);  // dram__bytes_read.sum is already in
-  EXPECT_EQ(r.names.back(), "lts__t_bytes.sum");
-  EXPECT_EQ(r.extra, std::vector<std::string>{"lts__t_bytes.sum"});
+  EXPECT_EQ(r.names.back(), "lts__t_sectors.sum");
+  EXPECT_EQ(r.extra, std::vector<std::string>{"lts__t_sectors.sum"});
 
-  ASSERT_TRUE(parse_metrics_request("lts__t_bytes.sum,gpu__time_duration.sum,lts__t_bytes.sum", r, why));
-  EXPECT_EQ(r.names, (std::vector<std::string>{"lts__t_bytes.sum", "gpu__time_duration.sum"}));
-  EXPECT_EQ(r.extra, std::vector<std::string>{"lts__t_bytes.sum"});
+  ASSERT_TRUE(parse_metrics_request("lts__t_sectors.sum,gpu__time_duration.sum,lts__t_sectors.sum", r, why));
+  EXPECT_EQ(r.names, (std::vector<std::string>{"lts__t_sectors.sum", "gpu__time_duration.sum"}));
+  EXPECT_EQ(r.extra, std::vector<std::string>{"lts__t_sectors.sum"});
 }
 
 TEST(MetricsRequest, RejectsBadListsNamingThePart) {

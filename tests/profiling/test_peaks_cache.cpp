@@ -17,6 +17,7 @@ MeasuredPeaks sample(double tflops) {
   m.tensor_tflops_fp16 = tflops;
   m.tensor_tflops_bf16 = tflops + 10;
   m.dram_gbps = 3000.5;
+  m.l2_gbps = 9800.25;
   m.measured_at = "2025-01-02T03:04:05Z";
   m.method = "test";
   return m;
@@ -51,6 +52,7 @@ TEST(PeaksCache, RoundTripKeepsOtherGpus) {
   EXPECT_DOUBLE_EQ(a->tensor_tflops_fp16, 710);
   EXPECT_DOUBLE_EQ(a->tensor_tflops_bf16, 720);
   EXPECT_DOUBLE_EQ(a->dram_gbps, 3000.5);
+  EXPECT_DOUBLE_EQ(a->l2_gbps, 9800.25);
   EXPECT_EQ(a->measured_at, "2025-01-02T03:04:05Z");
   EXPECT_DOUBLE_EQ(b->tensor_tflops_fp16, 300);
   EXPECT_FALSE(read_cached_peaks(file, "c"));
@@ -69,4 +71,18 @@ TEST(PeaksCache, RoundTripKeepsOtherGpus) {
 }
 
 }  // namespace
+// An entry written before the L2 probe existed is measured again (it lacks the L2 ceiling).
+TEST(PeaksCache, AnEntryWithoutTheL2CeilingIsMeasuredAgain) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_peaks_cache_old";
+  fs::remove_all(dir);
+  const fs::path file = dir / "peaks.json";
+  MeasuredPeaks old = sample(700);
+  old.l2_gbps = 0;
+  write_cached_peaks(file, "a", old);
+  EXPECT_FALSE(read_cached_peaks(file, "a"));
+  Peaks run;
+  apply_measured_peaks(run, sample(700));
+  EXPECT_EQ(run.l2_gbps_measured, 9800.25);
+}
+
 }  // namespace attn

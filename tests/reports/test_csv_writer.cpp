@@ -43,7 +43,7 @@ TEST(CsvWriter, HeaderStartsWithTheFirstColumns) {
   EXPECT_EQ(
       csv.substr(first.size()),
       "variant,metrics_status,sm_throughput_pct,dram_throughput_pct,dram_bytes_read,dram_bytes_write,"
-      "dram_bytes,l2_throughput_pct,tensor_pipe_pct,achieved_occupancy_pct,gpu_time_ns,tensor_flops,"
+      "dram_bytes,l2_throughput_pct,l2_bytes,tensor_pipe_pct,achieved_occupancy_pct,gpu_time_ns,tensor_flops,"
       "tensor_pct_of_peak,algorithmic_intensity,achieved_intensity,roofline_peak_tflops,"
       "roofline_peak_gbps,roofline_peak_source,ridge_intensity,attainable_tflops,pct_of_roofline,"
       "roofline_bound,host,device_index,device_name,device_uuid,worker,worker_slot,worker_pid,worker_start,"

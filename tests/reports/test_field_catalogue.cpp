@@ -71,11 +71,12 @@ TEST(FieldCatalogue, NamesAndPathsAreUnique) {
   EXPECT_EQ(find_field("no_such_field"), nullptr);
 }
 
-// The collection order the CUPTI pass used before the catalogue existed (run records name it).
+// The collection order the CUPTI pass used before the catalogue existed (run records name it), with
+// lts__t_bytes.sum (the L2 roofline's traffic, issue 24) after the L2 throughput.
 TEST(FieldCatalogue, DefaultMetricsKeepTheirOrder) {
   std::vector<std::string> want = {metric::kSmThroughput, metric::kDramThroughput, metric::kDramRead,
-                                   metric::kDramWrite,    metric::kL2Throughput,   metric::kTensorPipe,
-                                   metric::kWarpsActive,  metric::kGpuTime};
+                                   metric::kDramWrite,    metric::kL2Throughput,   "lts__t_bytes.sum",
+                                   metric::kTensorPipe,   metric::kWarpsActive,    metric::kGpuTime};
   for (const auto& n : tensor_flop_metrics()) want.push_back(n);
   for (const auto& n : tensor_peak_pct_metrics()) want.push_back(n);
   EXPECT_EQ(default_metric_names(), want);

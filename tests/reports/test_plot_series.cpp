@@ -411,5 +411,28 @@ TEST(RooflineFigure, L2CeilingPlacesEachCaseAtItsL2IntensityToo) {
   EXPECT_EQ(p.annotations.back().text.rfind("L2 ridge", 0), 0u) << p.annotations.back().text;
 }
 
+// Issue 24: the run's measured L2 bandwidth draws the L2 ceiling by default, and the default metric
+// metrics.l2_bytes places the case at its L2 intensity; without either there is no L2 ceiling.
+TEST(RooflineFigure, TheRunsMeasuredL2BandwidthDrawsTheL2CeilingByDefault) {
+  RunInfo run = test::full_run();
+  CaseResult c = roof_case("fa2.mma", 128, 100, 1e6);
+  c.metrics->aggregate.extra.clear();
+  c.metrics->aggregate.l2_bytes = 5e6;
+  const plot::Plot without = roofline_plot({c}, run);
+  for (const plot::Series& s : without.series) EXPECT_EQ(s.label.find("L2"), std::string::npos) << s.label;
+  run.peaks.l2_gbps_measured = 9000;
+  const plot::Plot p = roofline_plot({c}, run);
+  const plot::Series* ceiling = nullptr;
+  const plot::Series* hollow = nullptr;
+  for (const plot::Series& s : p.series) {
+    if (s.label.rfind("measured L2 ceiling", 0) == 0) ceiling = &s;
+    if (s.hollow) hollow = &s;
+  }
+  ASSERT_NE(ceiling, nullptr);
+  EXPECT_NE(ceiling->label.find("9000 GB/s"), std::string::npos) << ceiling->label;
+  ASSERT_NE(hollow, nullptr);
+  EXPECT_DOUBLE_EQ(hollow->x[0], c.flops / 5e6);
+}
+
 }  // namespace
 }  // namespace attn
