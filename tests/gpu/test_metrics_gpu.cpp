@@ -107,10 +107,16 @@ TEST(MetricsGpu, NoneExtraAndUnknownNames) {
   EXPECT_FALSE(off.cases[0].launch.empty());  // launch statistics do not need the metrics pass
 
   const LoadedRun extra =
-      sweep("extra", std::string("--kernels cudnn.sdpa --metrics +lts__t_bytes.sum ") + kShape);
+      sweep("extra", std::string("--kernels cudnn.sdpa --metrics +lts__t_sectors.sum ") + kShape);
   ASSERT_EQ(extra.cases.size(), 1u);
   ASSERT_TRUE(extra.cases[0].metrics.has_value());
-  EXPECT_GT(extra.cases[0].metrics->aggregate.extra.at("lts__t_bytes.sum"), 0.0);
+  ASSERT_TRUE(extra.cases[0].metrics->aggregate.extra.contains("lts__t_sectors.sum"));
+  EXPECT_GT(extra.cases[0].metrics->aggregate.extra.at("lts__t_sectors.sum"), 0.0);
+  // The default set's L2 traffic is 32 B per sector of the extra's count.
+  ASSERT_TRUE(extra.cases[0].metrics->aggregate.l2_bytes.has_value());
+  EXPECT_NEAR(*extra.cases[0].metrics->aggregate.l2_bytes /
+                  (32 * extra.cases[0].metrics->aggregate.extra.at("lts__t_sectors.sum")),
+              1.0, 0.01);
   EXPECT_TRUE(extra.cases[0].metrics->aggregate.dram_bytes.has_value());
 
   std::string text;
