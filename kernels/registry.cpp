@@ -1,6 +1,7 @@
 // The registry built from kernels/registry.def (one line per kernel), plus the debug kernels.
 #include "kernels/registry.hpp"
 
+#include <deque>
 #include <stdexcept>
 #include <string>
 
@@ -26,7 +27,22 @@ std::vector<KernelSpec>& debug_registry() {
   static std::vector<KernelSpec> debug;
   return debug;
 }
+// Plug-in kernels (kernels/api/plugin_loader.cpp): a deque, so earlier entries never move.
+std::deque<KernelSpec>& plugin_registry() {
+  static std::deque<KernelSpec> plugins;
+  return plugins;
+}
 }  // namespace
+
+void register_plugin_kernels(std::vector<KernelSpec> specs) {
+  for (KernelSpec& s : specs) plugin_registry().push_back(std::move(s));
+}
+
+std::vector<const KernelSpec*> plugin_kernels() {
+  std::vector<const KernelSpec*> out;
+  for (const KernelSpec& k : plugin_registry()) out.push_back(&k);
+  return out;
+}
 
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = [] {
@@ -47,6 +63,8 @@ const KernelSpec* find_kernel(std::string_view id) {
   for (const auto& k : kernel_registry())
     if (k.id == id) return &k;
   for (const auto& k : debug_registry())
+    if (k.id == id) return &k;
+  for (const auto& k : plugin_registry())
     if (k.id == id) return &k;
   return nullptr;
 }

@@ -20,4 +20,8 @@ bool built_with_cuda();
 void register_debug_kernels(Backend backend);
 bool debug_kernels_registered();
 
+// Kernels that plug-in libraries registered (kernels/api/plugin_loader.hpp), in load order; find_kernel()
+// sees them too.
+std::vector<const KernelSpec*> plugin_kernels();
+
 }  // namespace attn

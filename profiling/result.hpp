@@ -195,6 +195,15 @@ struct Peaks {
   std::string measured_at;                 // UTC ISO-8601 of the measurement (cached per GPU)
 };
 
+// A plug-in library whose kernels the run could use: where it was, and which bytes.
+struct PluginRecord {
+  std::string path;
+  std::int64_t size = 0;
+  std::string sha256;
+  std::string name;
+  std::vector<std::string> kernels;
+};
+
 // One device that took part in a run, as its worker described itself.
 struct RunDevice {
   std::string host;
@@ -244,6 +253,7 @@ struct RunInfo {
   // both completed when the run ends.
   std::vector<RunDevice> devices;
   std::optional<RunTotals> totals;
+  std::vector<PluginRecord> plugins;  // libraries loaded with --plugin / ATTNSCOPE_PLUGIN_PATH
 };
 
 // The current UTC time through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ" for started_at).

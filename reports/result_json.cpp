@@ -396,6 +396,7 @@ json to_json(const RunInfo& run) {
   if (run.metrics_passes) j["metrics_passes"] = *run.metrics_passes;
   if (!run.devices.empty()) j["devices"] = run_devices_json(run.devices);
   if (run.totals) j["totals"] = run_totals_json(*run.totals);
+  if (!run.plugins.empty()) j["plugins"] = run_plugins_json(run.plugins);
   return j;
 }
 
@@ -433,6 +434,7 @@ RunInfo run_info_from_json(const json& j) {
   if (const json* n = find(j, "metrics_passes")) r.metrics_passes = as_int(*n, child(path, "metrics_passes"));
   if (const json* d = find(j, "devices")) r.devices = run_devices_from(*d, child(path, "devices"));
   if (const json* t = find(j, "totals")) r.totals = run_totals_from(*t, child(path, "totals"));
+  if (const json* p = find(j, "plugins")) r.plugins = run_plugins_from(*p, child(path, "plugins"));
   return r;
 }
 

@@ -65,6 +65,34 @@ std::vector<RunDevice> run_devices_from(const json& j, const std::string& path) 
   return out;
 }
 
+json run_plugins_json(const std::vector<PluginRecord>& plugins) {
+  json a = json::array();
+  for (const PluginRecord& p : plugins)
+    a.push_back(
+        {{"path", p.path}, {"size", p.size}, {"sha256", p.sha256}, {"name", p.name}, {"kernels", p.kernels}});
+  return a;
+}
+
+std::vector<PluginRecord> run_plugins_from(const json& j, const std::string& path) {
+  if (!j.is_array()) throw ResultsFormatError(path + ": expected an array of plug-ins, got " + type_of(j));
+  std::vector<PluginRecord> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const json& e = require_object(j[i], p);
+    PluginRecord r;
+    get_string(e, "path", p, r.path);
+    get_int64(e, "size", p, r.size);
+    get_string(e, "sha256", p, r.sha256);
+    get_string(e, "name", p, r.name);
+    if (const json* k = find(e, "kernels")) {
+      if (!k->is_array()) throw ResultsFormatError(p + ".kernels: expected an array of kernel ids");
+      for (std::size_t n = 0; n < k->size(); ++n) r.kernels.push_back(as_string((*k)[n], p + ".kernels"));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 namespace {
 constexpr std::pair<const char*, std::optional<double> CasePhases::*> kPhaseKeys[] = {
     {"prepare_s", &CasePhases::prepare_s},     {"inputs_s", &CasePhases::inputs_s},

@@ -12,6 +12,9 @@ namespace attn {
 nlohmann::json run_devices_json(const std::vector<RunDevice>& devices);
 std::vector<RunDevice> run_devices_from(const nlohmann::json& j, const std::string& path);
 
+nlohmann::json run_plugins_json(const std::vector<PluginRecord>& plugins);
+std::vector<PluginRecord> run_plugins_from(const nlohmann::json& j, const std::string& path);
+
 nlohmann::json run_totals_json(const RunTotals& t);
 RunTotals run_totals_from(const nlohmann::json& j, const std::string& path);
 

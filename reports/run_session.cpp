@@ -53,6 +53,7 @@ RunInfo run_info_from_device(const RunInfo& device, const RunInfo& base) {
   run.command_line = base.command_line;
   run.protocol = base.protocol;
   run.baseline = base.baseline;
+  run.plugins = base.plugins;
   return run;
 }
 

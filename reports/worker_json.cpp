@@ -91,12 +91,14 @@ Case case_from_json(const json& j, const std::string& path) {
 }
 
 json setup_to_json(const WorkerSetup& s) {
-  return {{"schema", std::string(kWorkerSchema)},
-          {"record", "setup"},
-          {"backend", std::string(to_string(s.backend))},
-          {"device", s.device},
-          {"debug_kernels", s.debug_kernels},
-          {"protocol", protocol_to_json(s.protocol)}};
+  json j = {{"schema", std::string(kWorkerSchema)},
+            {"record", "setup"},
+            {"backend", std::string(to_string(s.backend))},
+            {"device", s.device},
+            {"debug_kernels", s.debug_kernels},
+            {"protocol", protocol_to_json(s.protocol)}};
+  if (!s.plugins.empty()) j["plugins"] = s.plugins;
+  return j;
 }
 
 WorkerSetup setup_from_json(const json& j, const std::string& path) {
@@ -114,6 +116,13 @@ WorkerSetup setup_from_json(const json& j, const std::string& path) {
   if (const auto it = j.find("debug_kernels"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) fail(path + ".debug_kernels", "expected true or false, got " + it->dump());
     s.debug_kernels = it->get<bool>();
+  }
+  if (const auto it = j.find("plugins"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) fail(path + ".plugins", "expected an array of library paths, got " + it->dump());
+    for (const json& p : *it) {
+      if (!p.is_string()) fail(path + ".plugins", "expected library paths (strings), got " + p.dump());
+      s.plugins.push_back(p.get<std::string>());
+    }
   }
   try {
     s.protocol = protocol_from_json(member(j, "protocol", path), path + ".protocol");

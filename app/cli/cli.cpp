@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
   bool kernels_json = false;
   CLI::App* kernels = app.add_subcommand("kernels", "List the kernel registry with capabilities");
   kernels->add_flag("--json", kernels_json, "Machine-readable output");
+  std::vector<std::string> kernels_plugins;
+  kernels
+      ->add_option("--plugin", kernels_plugins,
+                   "also list the kernels of a plug-in library (repeatable; ATTNSCOPE_PLUGIN_PATH too)")
+      ->type_name("PATH");
 
   bool devices_json = false;
   CLI::App* devices = app.add_subcommand("devices", "List GPUs, clocks, driver and library versions");
@@ -82,7 +87,7 @@ int main(int argc, char** argv) {
   }
 
   run_options.command_line = join_command_line(std::vector<std::string>(argv, argv + argc));
-  if (*kernels) return list_kernels(kernels_json);
+  if (*kernels) return list_kernels(kernels_json, kernels_plugins);
   if (*devices) return list_devices(devices_json);
   if (*peaks) return show_peaks(peaks_options);
   if (*run) return run_sweep(run_options);

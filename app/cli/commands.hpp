@@ -21,6 +21,7 @@ struct RunOptions {
   bool report = false;       // write report.md and its figures (PNG + SVG) into the run directory at the end
   std::string command_line;  // as typed, for the run record (not a flag)
   IsolationOptions isolation;
+  std::vector<std::string> plugins;  // --plugin PATH (repeatable), after ATTNSCOPE_PLUGIN_PATH's
 };
 
 int run_sweep(const RunOptions& options);
@@ -30,6 +31,7 @@ struct WorkerOptions {
   std::optional<std::string> backend;
   int device = 0;
   bool debug_kernels = false;
+  std::vector<std::string> plugins;  // --plugin PATH: plug-ins to load when no setup line names them
 };
 void add_worker_flags(CLI::App& cmd, WorkerOptions& o);
 int run_worker_command(const WorkerOptions& options);
@@ -57,7 +59,9 @@ struct SlurmOptions {
 void add_slurm_flags(CLI::App& cmd, SlurmOptions& o);
 int submit_slurm(const SlurmOptions& options);
 
-int list_kernels(bool as_json);
+// The registry, plus the kernels of the plug-ins (ATTNSCOPE_PLUGIN_PATH, then `plugins`), marked with
+// their library. A plug-in that cannot be loaded: exit 2 naming it.
+int list_kernels(bool as_json, const std::vector<std::string>& plugins = {});
 int list_devices(bool as_json);
 
 // The directory holding the shipped presets: $ATTNSCOPE_PRESETS, else the source tree's copy.

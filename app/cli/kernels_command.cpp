@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
+#include "kernels/api/plugin_loader.hpp"
 #include "kernels/registry.hpp"
 
 namespace attn::cli {
@@ -116,16 +117,28 @@ std::string knob_values(const KnobSpec& knob) {
 
 }  // namespace
 
-int list_kernels(bool as_json) {
+int list_kernels(bool as_json, const std::vector<std::string>& plugins) {
+  try {
+    load_plugins(plugin_paths(plugins));
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope kernels: --plugin %s\n", e.what());
+    return kExitBadInput;
+  }
+  std::vector<const KernelSpec*> listed;
+  for (const KernelSpec& k : kernel_registry()) listed.push_back(&k);
+  for (const KernelSpec* k : plugin_kernels()) listed.push_back(k);
   nlohmann::json all = nlohmann::json::array();
   std::vector<std::vector<std::string>> table{{"kernel", "backend"}};
   for (const Probe& probe : probes(DType::fp16)) table[0].push_back(probe.name);
   for (const char* h : {"head dims", "knobs", "description"}) table[0].push_back(h);
   std::vector<std::vector<std::string>> knob_rows{{"kernel", "knob", "values", "default", "meaning"}};
-  for (const KernelSpec& k : kernel_registry()) {
+  for (const KernelSpec* kp : listed) {
+    const KernelSpec& k = *kp;
     const DType native = k.backend == Backend::cpu ? DType::fp32 : DType::fp16;
+    const PluginInfo* lib = plugin_of(k.id);
     nlohmann::json j{
         {"id", k.id}, {"backend", std::string(to_string(k.backend))}, {"description", k.description}};
+    if (lib) j["plugin"] = {{"path", lib->path}, {"sha256", lib->sha256}};
     std::vector<std::string> row{k.id, std::string(to_string(k.backend))};
     for (const Probe& probe : probes(native)) {
       const std::string why = k.why_not(probe.problem, {});
@@ -145,7 +158,7 @@ int list_kernels(bool as_json) {
     }
     row.push_back(dims);
     row.push_back(knob_names(k));
-    row.push_back(k.description);
+    row.push_back(lib ? k.description + " [plug-in " + lib->path + "]" : k.description);
     table.push_back(std::move(row));
     all.push_back(std::move(j));
   }

@@ -14,6 +14,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/progress.hpp"
 #include "app/cli/report_commands.hpp"
+#include "kernels/api/plugin_loader.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
@@ -217,6 +218,8 @@ RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   run.command_line = options.command_line;
   run.protocol = rp.spec.protocol;
   run.baseline = rp.spec.baseline;
+  for (const PluginInfo& p : loaded_plugins())
+    run.plugins.push_back({p.path, p.size, p.sha256, p.name, p.kernels});
   return run;
 }
 
@@ -248,6 +251,7 @@ std::vector<WorkerSlot> worker_slots(const IsolationOptions& iso, const RunPlan&
   setup.backend = rp.backend;
   setup.protocol = rp.spec.protocol;
   setup.debug_kernels = rp.file.debug_kernels;
+  for (const PluginInfo& p : loaded_plugins()) setup.plugins.push_back(p.path);
   try {
     return make_worker_slots(iso.worker_cmds, devices, self_executable(), setup);
   } catch (const SpecError& e) {
@@ -296,6 +300,13 @@ std::string presets_dir() {
 
 int run_sweep(const RunOptions& options) {
   const IsolationOptions& iso = options.isolation;
+  // Plug-in kernels join the registry before anything names a kernel.
+  try {
+    load_plugins(plugin_paths(options.plugins));
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope run: --plugin %s\n", e.what());
+    return kExitBadInput;
+  }
   RunPlan rp;
   double case_timeout_s = kDefaultCaseTimeout_s;
   double start_timeout_s = kDefaultWorkerStartTimeout_s;

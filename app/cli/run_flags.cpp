@@ -16,6 +16,11 @@ void add_run_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_flag("--report", o.report,
                "When the sweep ends, write report.md and its figures (PNG and SVG) into the run directory");
   add_isolation_flags(cmd, o.isolation);
+  cmd.add_option("--plugin", o.plugins,
+                 "load kernels from a plug-in library (include/attnscope/plugin.h; docs/plugins.md); "
+                 "repeatable, after those in ATTNSCOPE_PLUGIN_PATH (':'-separated); workers load the same")
+      ->type_name("PATH")
+      ->group("Sweep");
 }
 
 std::vector<std::string> run_args(const RunOptions& o) {
@@ -41,6 +46,10 @@ std::vector<std::string> run_args(const RunOptions& o) {
   if (o.quiet) args.emplace_back("--quiet");
   if (o.plan_only) args.emplace_back("--plan-only");
   if (o.report) args.emplace_back("--report");
+  for (const std::string& p : o.plugins) {
+    args.emplace_back("--plugin");
+    args.push_back(p);
+  }
   return args;
 }
 

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/cli/commands.hpp"
+#include "kernels/api/plugin_loader.hpp"
 #include "profiling/worker/worker_loop.hpp"
 #include "reports/worker_json.hpp"
 
@@ -20,12 +21,16 @@ void add_worker_flags(CLI::App& cmd, WorkerOptions& o) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--debug-kernels", o.debug_kernels,
                "register the debug kernels (when stdin brings no setup line)");
+  cmd.add_option("--plugin", o.plugins,
+                 "load a plug-in library (when stdin brings no setup line); repeatable")
+      ->type_name("PATH");
 }
 
 int run_worker_command(const WorkerOptions& options) {
   WorkerSetup defaults;
   defaults.device = options.device;
   defaults.debug_kernels = options.debug_kernels;
+  defaults.plugins = plugin_paths(options.plugins);
   if (options.backend) {
     const auto b = parse_backend(*options.backend);
     if (!b) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "profiling/protocol.hpp"
 #include "profiling/result.hpp"
@@ -22,6 +23,7 @@ struct WorkerSetup {
   int device = 0;  // index among the GPUs the worker's host shows it (CUDA_VISIBLE_DEVICES honoured)
   Protocol protocol;
   bool debug_kernels = false;
+  std::vector<std::string> plugins;  // plug-in libraries to load before the engine (absolute paths)
 };
 
 // One stdin line, decoded: a setup or a case.

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/api/plugin_loader.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/worker/pipe_io.hpp"
@@ -102,6 +103,7 @@ int run_worker(int in_fd, int out_fd, const WorkerCodec& codec, const WorkerSetu
   std::unique_ptr<CaseEngine> engine;
   try {
     if (setup.debug_kernels) register_debug_kernels(setup.backend);
+    load_plugins(setup.plugins);  // the same libraries the supervisor loaded (a PluginError ends the start)
     if (setup.backend == Backend::cuda) {
       const std::string visible = select_cuda_device(setup.device);
       say(log, "device " + std::to_string(setup.device) + " (CUDA_VISIBLE_DEVICES=" + visible + ")");

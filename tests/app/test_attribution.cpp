@@ -54,8 +54,10 @@ TEST(Attribution, EachCaseNamesTheWorkerOfTwoWorkerCommandsThatRanIt) {
   }
   for (const auto& [slot, pids] : pids_of_slot) EXPECT_EQ(pids.size(), 1u) << "slot " << slot;
 
-  // Problem affinity: both kernels of a problem ran on one worker, which paid for its inputs and
-  // reference once (cpu.reference and cpu.flash share them).
+  // Problem affinity: a worker takes the next case of the problem it holds, so each problem's two
+  // kernels share one worker, which pays for its inputs and reference once. Only at the tail may an
+  // idle worker take the last case of a problem the other still holds (one problem at most here);
+  // handing cases out in plan order instead would split every problem across the two workers.
   std::map<std::string, std::set<int>> slots_of_problem;
   std::map<std::string, int> references_of_problem;
   for (const CaseResult& c : run.cases) {
@@ -64,10 +66,12 @@ TEST(Attribution, EachCaseNamesTheWorkerOfTwoWorkerCommandsThatRanIt) {
     references_of_problem[key] += c.phases && c.phases->reference_s ? 1 : 0;
   }
   ASSERT_EQ(slots_of_problem.size(), 4u);
+  int split = 0;
   for (const auto& [problem, slots] : slots_of_problem) {
-    EXPECT_EQ(slots.size(), 1u) << problem;
-    EXPECT_EQ(references_of_problem[problem], 1) << problem;
+    split += slots.size() > 1 ? 1 : 0;
+    EXPECT_EQ(references_of_problem[problem], static_cast<int>(slots.size())) << problem;
   }
+  EXPECT_LE(split, 1);
   if (pids_of_slot.size() == 2) {
     EXPECT_NE(*pids_of_slot[0].begin(), *pids_of_slot[1].begin());
   }

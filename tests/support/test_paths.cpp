@@ -7,6 +7,12 @@
 #ifndef ATTNSCOPE_BINARY
 #define ATTNSCOPE_BINARY ""
 #endif
+#ifndef ATTNSCOPE_EXAMPLE_PLUGIN
+#define ATTNSCOPE_EXAMPLE_PLUGIN ""
+#endif
+#ifndef ATTNSCOPE_TEST_PLUGIN_DIR
+#define ATTNSCOPE_TEST_PLUGIN_DIR ""
+#endif
 
 namespace attn::test {
 
@@ -23,6 +29,15 @@ const std::string& cli_binary() {
 const std::string& gui_binary() {
   static const std::string b = ATTNSCOPE_GUI_BINARY;
   return b;
+}
+
+const std::string& example_plugin() {
+  static const std::string p = ATTNSCOPE_EXAMPLE_PLUGIN;
+  return p;
+}
+
+std::string test_plugin(const std::string& name) {
+  return std::string(ATTNSCOPE_TEST_PLUGIN_DIR) + "/libattnscope_test_plugin_" + name + ".so";
 }
 
 }  // namespace attn::test

@@ -6,7 +6,11 @@
 namespace attn::test {
 
 const std::string& source_dir();  // the checkout (assets/presets, tests/golden, tools/)
-const std::string& cli_binary();  // build/attnscope
-const std::string& gui_binary();  // build/attnscope-gui; empty where the GUI is not built
+const std::string& cli_binary();
+// The C example plug-in (examples/plugins/cpu_naive.c), and a test plug-in refused for `name`
+// (bad_abi, no_entry, dup_id, null_run; tests/plugins/bad_plugin.c).
+const std::string& example_plugin();
+std::string test_plugin(const std::string& name);  // build/attnscope
+const std::string& gui_binary();                   // build/attnscope-gui; empty where the GUI is not built
 
 }  // namespace attn::test

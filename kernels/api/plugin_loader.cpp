@@ -1,0 +1,246 @@
+// Plug-in libraries turned into registry entries (plugin_loader.hpp).
+#include "kernels/api/plugin_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "include/attnscope/plugin.h"
+#include "kernels/api/sha256.hpp"
+#include "kernels/registry.hpp"
+
+namespace attn {
+
+void register_plugin_kernels(std::vector<KernelSpec> specs);  // kernels/registry.cpp
+
+namespace {
+
+std::vector<PluginInfo>& plugins() {
+  static std::vector<PluginInfo> p;
+  return p;
+}
+
+attn_problem to_abi(const Problem& p) {
+  attn_problem a{};
+  a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;
+  a.seq_q = p.seq_q, a.seq_kv = p.seq_kv, a.head_dim = p.head_dim, a.head_dim_v = p.head_dim_v;
+  a.dtype = p.dtype == DType::fp16   ? ATTN_DTYPE_FP16
+            : p.dtype == DType::bf16 ? ATTN_DTYPE_BF16
+                                     : ATTN_DTYPE_FP32;
+  a.causal = p.causal ? 1 : 0;
+  a.window_left = p.window.left, a.window_right = p.window.right;
+  a.layout = ATTN_LAYOUT_BSHD;
+  a.scale = static_cast<float>(p.default_scale());
+  auto bshd = [](std::int64_t(&s)[4], std::int64_t seq, std::int64_t heads, std::int64_t dim) {
+    s[0] = seq * heads * dim, s[1] = heads * dim, s[2] = dim, s[3] = 1;
+  };
+  bshd(a.q_strides, p.seq_q, p.heads_q, p.head_dim);
+  bshd(a.k_strides, p.seq_kv, p.heads_kv, p.head_dim);
+  bshd(a.v_strides, p.seq_kv, p.heads_kv, p.head_dim_v);
+  bshd(a.o_strides, p.seq_q, p.heads_q, p.head_dim_v);
+  return a;
+}
+
+// Every knob the kernel declares, with the case's value (0 = its default).
+std::vector<attn_knob> knobs_to_abi(const attn_kernel& k, const Knobs& knobs) {
+  std::vector<attn_knob> out;
+  for (int32_t i = 0; i < k.n_knobs; ++i)
+    out.push_back({k.knobs[i].name, knob_value(knobs, k.knobs[i].name)});
+  return out;
+}
+
+class PluginKernel final : public PreparedKernel {
+ public:
+  PluginKernel(const attn_kernel& k, void* state) : m_k(k), m_state(state) {}
+  ~PluginKernel() override {
+    if (m_k.destroy) m_k.destroy(m_state);
+  }
+  PluginKernel(const PluginKernel&) = delete;
+  PluginKernel& operator=(const PluginKernel&) = delete;
+  std::size_t workspace_bytes() const override {
+    return m_k.workspace_bytes ? m_k.workspace_bytes(m_state) : 0;
+  }
+  bool writes_lse() const override { return m_k.writes_lse != 0; }
+  void run(const AttentionArgs& a) override {
+    const attn_args args{a.q, a.k, a.v, a.o, a.lse, a.workspace, a.workspace_bytes, a.stream};
+    const char* error = nullptr;
+    if (const int code = m_k.run(m_state, &args, &error); code != 0)
+      throw KernelError(std::string(m_k.id) + ": run returned " + std::to_string(code) + ": " +
+                        (error ? error : "(no message)"));
+  }
+
+ private:
+  const attn_kernel& m_k;
+  void* m_state;
+};
+
+KernelSpec spec_of(const attn_kernel& k) {
+  KernelSpec s;
+  s.id = k.id;
+  s.description = k.description;
+  s.backend = k.backend == ATTN_BACKEND_CUDA ? Backend::cuda : Backend::cpu;
+  for (int32_t i = 0; i < k.n_knobs; ++i) {
+    const attn_knob_spec& ks = k.knobs[i];
+    KnobSpec spec{ks.name, std::vector<int>(ks.values, ks.values + ks.n_values), ks.default_value,
+                  ks.help ? ks.help : ""};
+    s.knobs.push_back(std::move(spec));
+  }
+  const attn_kernel* kp = &k;
+  s.why_not = [kp](const Problem& p, const Knobs& knobs) -> std::string {
+    if (!kp->why_not) return {};
+    const attn_problem a = to_abi(p);
+    const std::vector<attn_knob> kn = knobs_to_abi(*kp, knobs);
+    const char* why = kp->why_not(&a, kn.data(), static_cast<int32_t>(kn.size()));
+    return why ? std::string(why) : std::string();
+  };
+  s.prepare = [kp](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
+    const attn_problem a = to_abi(p);
+    const std::vector<attn_knob> kn = knobs_to_abi(*kp, knobs);
+    void* state = nullptr;
+    const char* error = nullptr;
+    if (const int code = kp->prepare(&a, kn.data(), static_cast<int32_t>(kn.size()), &state, &error);
+        code != 0)
+      throw KernelError(std::string(kp->id) + ": prepare returned " + std::to_string(code) + ": " +
+                        (error ? error : "(no message)"));
+    return std::make_unique<PluginKernel>(*kp, state);
+  };
+  if (k.stated_rel_l2 > 0) {
+    const double rel = k.stated_rel_l2;
+    s.stated_bound = [rel](const Problem&) { return StatedBound{rel, 8 * rel, "stated by the plug-in"}; };
+  }
+  return s;
+}
+
+bool valid_id(std::string_view id) {
+  const auto dot = id.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == id.size()) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+           c == '.' || c == '_' || c == '-';
+  });
+}
+
+// Checks one library's table; throws PluginError naming the field and what was expected.
+void check_table(const std::string& path, const attn_plugin& t, const std::vector<std::string>& taken) {
+  auto fail = [&](const std::string& what) { throw PluginError(path + ": " + what); };
+  if (t.abi_version != ATTNSCOPE_PLUGIN_ABI_VERSION)
+    fail("attn_plugin.abi_version is " + std::to_string(t.abi_version) + "; this attnscope reads version " +
+         std::to_string(ATTNSCOPE_PLUGIN_ABI_VERSION) +
+         " (include/attnscope/plugin.h): rebuild the plug-in against it");
+  if (t.n_kernels < 1 || !t.kernels)
+    fail("attn_plugin.kernels is empty (n_kernels " + std::to_string(t.n_kernels) +
+         "); expected at least one attn_kernel");
+  std::vector<std::string> ids;
+  for (int32_t i = 0; i < t.n_kernels; ++i) {
+    const attn_kernel& k = t.kernels[i];
+    const std::string at = "kernels[" + std::to_string(i) + "]";
+    if (!k.id) fail(at + ".id is NULL; expected \"family.variant\"");
+    const std::string id = k.id;
+    const std::string where = at + " (" + id + ")";
+    if (!valid_id(id))
+      fail(where + ".id: expected \"family.variant\" in lower case letters, digits, '_' or '-'");
+    if (!k.description) fail(where + ".description is NULL; expected one line of text");
+    if (k.backend != ATTN_BACKEND_CPU && k.backend != ATTN_BACKEND_CUDA)
+      fail(where + ".backend is " + std::to_string(k.backend) +
+           "; expected ATTN_BACKEND_CPU (0) or ATTN_BACKEND_CUDA (1)");
+    if (!k.prepare) fail(where + ".prepare is NULL; expected a function");
+    if (!k.run) fail(where + ".run is NULL; expected a function");
+    if (!k.destroy) fail(where + ".destroy is NULL; expected a function");
+    if (k.n_knobs < 0 || (k.n_knobs > 0 && !k.knobs))
+      fail(where + ".knobs: NULL with n_knobs " + std::to_string(k.n_knobs));
+    for (int32_t j = 0; j < k.n_knobs; ++j) {
+      const attn_knob_spec& ks = k.knobs[j];
+      if (!ks.name || ks.n_values < 1 || !ks.values)
+        fail(where + ".knobs[" + std::to_string(j) + "]: expected a name and at least one value");
+    }
+    if (find_kernel(id) || std::find(taken.begin(), taken.end(), id) != taken.end() ||
+        std::find(ids.begin(), ids.end(), id) != ids.end()) {
+      const PluginInfo* owner = plugin_of(id);
+      fail(where + ".id: kernel '" + id + "' is already registered" +
+           (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) + "; ids must be unique");
+    }
+    ids.push_back(id);
+  }
+}
+
+}  // namespace
+
+void load_plugins(const std::vector<std::string>& paths) {
+  for (const std::string& given : paths) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(given, ec);
+    const std::string path = ec ? given : abs.lexically_normal().string();
+    if (std::any_of(plugins().begin(), plugins().end(), [&](const PluginInfo& p) { return p.path == path; }))
+      continue;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw PluginError(path +
+                        ": no such file (--plugin or ATTNSCOPE_PLUGIN_PATH); expected a shared library");
+    // RTLD_LOCAL: two plug-ins may define the same symbol names. Never unloaded: kernels keep
+    // pointers into the library's tables.
+    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = ::dlerror();
+      throw PluginError(path + ": cannot load: " + (e ? e : "dlopen failed"));
+    }
+    void* sym = ::dlsym(lib, ATTNSCOPE_PLUGIN_ENTRY);
+    if (!sym) {
+      ::dlclose(lib);
+      throw PluginError(path + ": no symbol '" ATTNSCOPE_PLUGIN_ENTRY
+                               "'; expected extern \"C\" const attn_plugin* attnscope_plugin(void) "
+                               "(include/attnscope/plugin.h)");
+    }
+    const attn_plugin* table = reinterpret_cast<attn_plugin_entry>(sym)();
+    if (!table) {
+      ::dlclose(lib);
+      throw PluginError(path + ": attnscope_plugin() returned NULL; expected its kernel table");
+    }
+    std::vector<std::string> taken;
+    try {
+      check_table(path, *table, taken);
+    } catch (...) {
+      ::dlclose(lib);
+      throw;
+    }
+    PluginInfo info;
+    info.path = path;
+    info.size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+    info.sha256 = sha256_file(path);
+    info.name = table->name ? table->name : std::filesystem::path(path).filename().string();
+    std::vector<KernelSpec> specs;
+    for (int32_t i = 0; i < table->n_kernels; ++i) {
+      specs.push_back(spec_of(table->kernels[i]));
+      info.kernels.push_back(table->kernels[i].id);
+    }
+    register_plugin_kernels(std::move(specs));
+    plugins().push_back(std::move(info));
+  }
+}
+
+const std::vector<PluginInfo>& loaded_plugins() { return plugins(); }
+
+const PluginInfo* plugin_of(std::string_view kernel_id) {
+  for (const PluginInfo& p : plugins())
+    if (std::find(p.kernels.begin(), p.kernels.end(), kernel_id) != p.kernels.end()) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> plugin_paths(const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("ATTNSCOPE_PLUGIN_PATH")) {
+    std::string s = env;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+      const std::size_t end = std::min(s.find(':', start), s.size());
+      if (end > start) out.push_back(s.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,40 @@
+// Kernels from plug-in libraries (include/attnscope/plugin.h): loading, checking every field the
+// ABI requires, and registering each kernel so that find_kernel(), planning, the engines and the
+// reports treat it as a built-in one.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// A library that cannot be used: the message names the library's path, the symbol or field, and
+// what was expected. The CLI exits 2 with it.
+class PluginError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A loaded library, as run records name it.
+struct PluginInfo {
+  std::string path;  // absolute
+  std::int64_t size = 0;
+  std::string sha256;
+  std::string name;                  // the plug-in's own name
+  std::vector<std::string> kernels;  // the ids it registered
+};
+
+// Loads each library not loaded yet (a path loaded before is skipped), in order; throws PluginError
+// for the first that is missing, lacks the entry point, has another ABI version, leaves a required
+// field NULL, or declares an id already registered. Nothing of a rejected library is registered.
+void load_plugins(const std::vector<std::string>& paths);
+// Every library loaded in this process, in load order.
+const std::vector<PluginInfo>& loaded_plugins();
+// The library that registered `kernel_id`, or nullptr for a built-in kernel.
+const PluginInfo* plugin_of(std::string_view kernel_id);
+// ATTNSCOPE_PLUGIN_PATH split at ':' (empty entries dropped), then `extra`.
+std::vector<std::string> plugin_paths(const std::vector<std::string>& extra);
+
+}  // namespace attn

@@ -1,0 +1,127 @@
+// Issue 18, C ABI plug-ins on the CPU backend: the C example plug-in runs in a sweep beside
+// cpu.reference, passes the check, lands in results, CSV and the report, and its library is named
+// in the run record (path, size, SHA-256); workers load it too. Each defect of a bad library exits 2
+// naming the library, the symbol or field, and what was expected.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kernels/api/sha256.hpp"
+#include "reports/jsonl_store.hpp"
+#include "tests/support/cli_process.hpp"
+#include "tests/support/test_paths.hpp"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(::testing::TempDir()) / ("attnscope_plugin_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+CliOutcome run_cli_env(const std::string& env, const std::string& args) {
+  const std::string cmd = "env " + env + " " + attnscope_binary() + " " + args + " 2>&1";
+  CliOutcome o;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return o;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe)) o.output += buf;
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+const std::string kSweep =
+    "run --backend cpu --kernels example.naive_c,cpu.reference --batch 2 --heads 4 --heads-kv 2 "
+    "--seq-q 40 --seq-kv 56 --head-dim 16 --head-dim-v 24 --dtype fp32 --causal 0,1 --window 'none;8,2' "
+    "--max-time-s 0.02 --warmup-ms 1 ";
+
+TEST(Plugins, TheCExamplePluginRunsBesideCpuReferenceInWorkersAndIsRecorded) {
+  const std::string lib = test::example_plugin();
+  ASSERT_TRUE(fs::exists(lib)) << lib;
+  const fs::path out = fresh_dir("example");
+  const CliOutcome o = run_cli(kSweep + "--plugin " + lib + " --report --out " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const LoadedRun run = read_results(out / "results.jsonl");
+  ASSERT_EQ(run.cases.size(), 8u);  // 2 kernels x 2 masks x 2 windows
+  int plugin_cases = 0;
+  for (const CaseResult& c : run.cases) {
+    ASSERT_EQ(c.status, Status::ok) << c.kernel << " " << c.reason;
+    ASSERT_TRUE(c.correctness) << c.kernel;
+    EXPECT_TRUE(c.correctness->pass) << c.kernel;
+    if (c.kernel == "example.naive_c") {
+      ++plugin_cases;
+      EXPECT_LT(c.correctness->rel_l2, 1e-5);  // fp32 against the fp64 reference
+      ASSERT_TRUE(c.timing);
+      EXPECT_GT(c.timing->median_ms, 0.0);
+    }
+  }
+  EXPECT_EQ(plugin_cases, 4);
+  ASSERT_EQ(run.run.plugins.size(), 1u);
+  const PluginRecord& p = run.run.plugins[0];
+  EXPECT_EQ(p.path, fs::canonical(lib).string());
+  EXPECT_EQ(p.size, static_cast<std::int64_t>(fs::file_size(lib)));
+  EXPECT_EQ(p.sha256, sha256_file(lib));
+  EXPECT_EQ(p.kernels, std::vector<std::string>{"example.naive_c"});
+
+  std::ifstream csv(out / "results.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("example.naive_c"), std::string::npos);
+  std::ifstream md(out / "report.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("example.naive_c"), std::string::npos);
+}
+
+TEST(Plugins, KernelsListsThePluginKernelWithItsLibraryAndTheEnvironmentVariableLoadsIt) {
+  const std::string lib = test::example_plugin();
+  const CliOutcome o = run_cli("kernels --plugin " + lib);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("example.naive_c"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("[plug-in " + fs::canonical(lib).string() + "]"), std::string::npos) << o.output;
+  // ATTNSCOPE_PLUGIN_PATH loads it without --plugin.
+  const CliOutcome env = run_cli_env("ATTNSCOPE_PLUGIN_PATH=" + lib, "kernels --json");
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  EXPECT_NE(env.output.find("\"plugin\""), std::string::npos) << env.output;
+  EXPECT_NE(env.output.find("\"example.naive_c\""), std::string::npos) << env.output;
+}
+
+TEST(Plugins, EachBadLibraryExits2NamingTheLibraryTheFieldAndWhatWasExpected) {
+  struct Bad {
+    const char* name;
+    const char* says;
+  };
+  for (const Bad& b : {Bad{"bad_abi", "abi_version is 99; this attnscope reads version 1"},
+                       Bad{"no_entry", "no symbol 'attnscope_plugin'"},
+                       Bad{"dup_id", "kernel 'cpu.reference' is already registered (a built-in kernel)"},
+                       Bad{"null_run", ".run is NULL; expected a function"}}) {
+    SCOPED_TRACE(b.name);
+    const std::string lib = test::test_plugin(b.name);
+    ASSERT_TRUE(fs::exists(lib)) << lib;
+    const fs::path out = fresh_dir(b.name);
+    const CliOutcome o = run_cli(kSweep + "--plugin " + lib + " --out " + out.string());
+    EXPECT_EQ(o.exit_code, 2) << o.output;
+    EXPECT_NE(o.output.find(fs::canonical(lib).string()), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find(b.says), std::string::npos) << o.output;
+    EXPECT_FALSE(fs::exists(out / "results.jsonl"));  // nothing ran
+  }
+  const CliOutcome missing =
+      run_cli(kSweep + "--plugin /nonexistent/libnothing.so --out " + fresh_dir("x").string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("/nonexistent/libnothing.so: no such file"), std::string::npos)
+      << missing.output;
+}
+
+TEST(Plugins, Sha256MatchesTheStandardVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+}  // namespace
+}  // namespace attn
