@@ -1,6 +1,7 @@
 // Status and metrics-status names as they appear in results.jsonl.
 #include "profiling/result.hpp"
 
+#include <algorithm>
 #include <array>
 #include <ctime>
 #include <utility>
@@ -62,6 +63,23 @@ constexpr std::optional<double> CasePhases::*kPhases[] = {
 void add_phases(CasePhases& into, const CasePhases& from) {
   for (auto m : kPhases)
     if (from.*m) into.*m = (into.*m).value_or(0.0) + *(from.*m);
+}
+
+void add_totals(RunTotals& into, const RunTotals& from, bool side_by_side) {
+  into.wall_s = side_by_side ? std::max(into.wall_s, from.wall_s) : into.wall_s + from.wall_s;
+  into.slots = side_by_side ? into.slots + from.slots : std::max(into.slots, from.slots);
+  into.cases += from.cases;
+  into.case_wall_s += from.case_wall_s;
+  into.worker_start_s += from.worker_start_s;
+  into.handoff_s += from.handoff_s;
+  into.idle_s += from.idle_s;
+  add_phases(into.phases, from.phases);
+}
+
+void add_device(std::vector<RunDevice>& devices, const RunDevice& d) {
+  for (const RunDevice& e : devices)
+    if (e.host == d.host && e.index == d.index && e.uuid == d.uuid && e.name == d.name) return;
+  devices.push_back(d);
 }
 
 double phases_sum(const CasePhases& p) {

@@ -256,6 +256,13 @@ struct RunInfo {
   std::vector<PluginRecord> plugins;  // libraries loaded with --plugin / ATTNSCOPE_PLUGIN_PATH
 };
 
+// Adds `from` to `into`: sums, and for the wall time and slot count either runs that followed each
+// other (a resume: wall times add, slots are the larger) or ran side by side (shards being merged:
+// the wall time is the longer, slots add).
+void add_totals(RunTotals& into, const RunTotals& from, bool side_by_side);
+// Appends `d` unless a device with the same host, index, UUID and name is there already.
+void add_device(std::vector<RunDevice>& devices, const RunDevice& d);
+
 // The current UTC time through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ" for started_at).
 std::string utc_now(const char* format);
 // A new run's id: "<UTC %Y%m%d-%H%M%S>", then "-<name>" when the sweep has a name.

@@ -279,9 +279,7 @@ void RunSession::note_device(const RunInfo& device, int index, const std::string
   d.name = device_name(device);
   d.worker = worker;
   d.peaks = device.peaks;
-  for (const RunDevice& seen : m_new_devices)
-    if (seen.host == d.host && seen.index == d.index && seen.uuid == d.uuid && seen.name == d.name) return;
-  m_new_devices.push_back(std::move(d));
+  add_device(m_new_devices, d);
 }
 
 // The run record as the run ends: every device that took part, and the time totals (a resumed run
@@ -296,24 +294,9 @@ void RunSession::finish_run_record() {
     t.idle_s = 0;
     for (const SlotClock& c : m_clocks) t.idle_s += std::max(0.0, t.wall_s - c.busy_s - c.starting_s);
   }
-  if (m_run.totals) {
-    const RunTotals& old = *m_run.totals;
-    t.wall_s += old.wall_s;
-    t.cases += old.cases;
-    t.case_wall_s += old.case_wall_s;
-    t.worker_start_s += old.worker_start_s;
-    t.handoff_s += old.handoff_s;
-    t.idle_s += old.idle_s;
-    t.slots = std::max(t.slots, old.slots);
-    add_phases(t.phases, old.phases);
-  }
+  if (m_run.totals) add_totals(t, *m_run.totals, false);
   m_run.totals = t;
-  for (RunDevice& d : m_new_devices) {
-    const bool known = std::any_of(m_run.devices.begin(), m_run.devices.end(), [&](const RunDevice& e) {
-      return e.host == d.host && e.index == d.index && e.uuid == d.uuid && e.name == d.name;
-    });
-    if (!known) m_run.devices.push_back(d);
-  }
+  for (const RunDevice& d : m_new_devices) add_device(m_run.devices, d);
 }
 
 void RunSession::worker_down(std::size_t slot, const std::string& how, bool given_up) {

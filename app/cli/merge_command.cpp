@@ -267,22 +267,8 @@ int merge_runs(const MergeOptions& options) {
   run.totals.reset();
   for (const auto& in : inputs) {
     const RunInfo& r = in.run.run;
-    for (const RunDevice& d : r.devices)
-      if (std::none_of(run.devices.begin(), run.devices.end(), [&](const RunDevice& e) {
-            return e.host == d.host && e.index == d.index && e.uuid == d.uuid && e.name == d.name;
-          }))
-        run.devices.push_back(d);
-    if (!r.totals) continue;
-    const RunTotals& t = *r.totals;
-    RunTotals& sum = run.totals ? *run.totals : run.totals.emplace();
-    sum.wall_s = std::max(sum.wall_s, t.wall_s);
-    sum.cases += t.cases;
-    sum.case_wall_s += t.case_wall_s;
-    sum.worker_start_s += t.worker_start_s;
-    sum.handoff_s += t.handoff_s;
-    sum.idle_s += t.idle_s;
-    sum.slots += t.slots;
-    add_phases(sum.phases, t.phases);
+    for (const RunDevice& d : r.devices) add_device(run.devices, d);
+    if (r.totals) add_totals(run.totals ? *run.totals : run.totals.emplace(), *r.totals, true);
   }
   bool wrote_plan = false;
   try {
