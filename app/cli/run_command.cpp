@@ -143,6 +143,11 @@ void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shar
     const char* fallback = gpu && !cpu_requested ? "quick" : "cpu-quick";
     const bool use_default = !options.sweep.preset && !options.sweep.any_axis() && !options.sweep.kernels;
     rp.spec = spec_from_overrides(options.sweep, presets_dir(), use_default ? fallback : "");
+    try {
+      load_plugins(rp.spec.plugins);
+    } catch (const PluginError& e) {
+      throw BadInput(rp.spec.source + ": plugins: " + e.what());
+    }
     rp.backend = pick_backend(rp.spec);
     if (std::string why;
         rp.backend == Backend::cuda && options.isolation.worker_cmds.empty() && !cuda_device_available(&why))
@@ -350,6 +355,14 @@ int run_sweep(const RunOptions& options) {
         loaded = read_results(results);
       } catch (const std::exception& e) {
         throw BadInput(fmt::format("--resume {}: {}", dir.string(), e.what()));
+      }
+      // The plug-ins the run was started with, by the paths its record names.
+      try {
+        std::vector<std::string> stored;
+        for (const PluginRecord& p : loaded.run.plugins) stored.push_back(p.path);
+        load_plugins(stored);
+      } catch (const PluginError& e) {
+        throw BadInput(fmt::format("--resume {}: the run's plug-in: {}", dir.string(), e.what()));
       }
       plan_for_resume(options, shard, rp, loaded.run);
       rp.out_dir = dir;

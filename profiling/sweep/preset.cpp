@@ -15,7 +15,8 @@ namespace attn {
 
 namespace {
 
-constexpr const char* kTopKeys = "name, description, kernels, baseline, backend, sweep, group, protocol";
+constexpr const char* kTopKeys =
+    "name, description, plugins, kernels, baseline, backend, sweep, group, protocol";
 constexpr const char* kAxisKeys =
     "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, window";
 
@@ -344,6 +345,18 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
   spec.name = std::filesystem::path(source).stem().string();
   if (const auto* n = root.get("name")) spec.name = r.string(*n, "name", "a string");
   if (const auto* n = root.get("description")) spec.description = r.string(*n, "description", "a string");
+  if (const auto* n = root.get("plugins")) {
+    const char* allowed = "an array of shared-library paths (absolute, or relative to the preset's folder)";
+    const auto* arr = n->as_array();
+    if (!arr) r.fail(*n, "plugins", {"expected an array of strings", allowed});
+    const std::filesystem::path dir = std::filesystem::path(source).parent_path();
+    for (const toml::node& e : *arr) {
+      const std::string path = r.string(e, "plugins", allowed);
+      if (path.empty()) r.fail(e, "plugins", {"empty path", allowed});
+      const std::filesystem::path p(path);
+      spec.plugins.push_back(p.is_absolute() ? path : (dir / p).lexically_normal().string());
+    }
+  }
   if (const auto* n = root.get("kernels")) spec.kernels = r.kernels(*n, spec.kernel_where);
   if (const auto* n = root.get("baseline")) {
     spec.baseline = r.string(*n, "baseline", "one of the preset's kernels");

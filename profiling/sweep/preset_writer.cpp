@@ -72,6 +72,7 @@ std::string preset_toml(const SweepSpec& spec) {
   auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
   if (!spec.name.empty()) line("name", toml_string(spec.name));
   if (!spec.description.empty()) line("description", toml_string(spec.description));
+  if (!spec.plugins.empty()) line("plugins", toml_array(spec.plugins, toml_string));
   line("kernels", toml_array(spec.kernels, toml_string));
   if (!spec.baseline.empty()) line("baseline", toml_string(spec.baseline));
   if (spec.backend) line("backend", toml_string(std::string(to_string(*spec.backend))));

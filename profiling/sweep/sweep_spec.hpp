@@ -32,6 +32,9 @@ struct SweepSpec {
   // (unknown id, knob) point at its line; empty when the kernels come from --kernels.
   std::vector<std::string> kernel_where;
   std::string baseline;
+  // Plug-in libraries the preset's kernels come from (`plugins = [...]`), resolved against the
+  // preset's folder; loaded before planning, after ATTNSCOPE_PLUGIN_PATH and --plugin.
+  std::vector<std::string> plugins;
   std::vector<SweepGroup> groups;
   Protocol protocol;
   std::optional<Backend> backend;

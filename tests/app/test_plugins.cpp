@@ -116,6 +116,75 @@ TEST(Plugins, EachBadLibraryExits2NamingTheLibraryTheFieldAndWhatWasExpected) {
       << missing.output;
 }
 
+// A plug-in kernel that kills its worker costs its own cases, recorded as `fault`; the built-in
+// kernel of the same sweep is measured and the run ends with exit 1 (some cases failed).
+TEST(Plugins, APluginThatCrashesItsWorkerCostsOnlyItsCases) {
+  const std::string lib = test::test_plugin("crash");
+  const fs::path out = fresh_dir("crash");
+  const CliOutcome o = run_cli(
+      "run --backend cpu --kernels crash.segv,cpu.reference --batch 1 --heads 2 --seq 32,48 --head-dim 16 "
+      "--dtype fp32 --max-time-s 0.01 --quiet --plugin " +
+      lib + " --out " + out.string());
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  const LoadedRun run = read_results(out / "results.jsonl");
+  ASSERT_EQ(run.cases.size(), 4u);
+  for (const CaseResult& c : run.cases) {
+    if (c.kernel == "crash.segv") {
+      EXPECT_EQ(c.status, Status::fault) << c.reason;
+      EXPECT_NE(c.reason.find("SIGSEGV"), std::string::npos) << c.reason;
+    } else {
+      EXPECT_EQ(c.status, Status::ok) << c.reason;
+    }
+  }
+}
+
+// `plugins = [...]` in a preset (relative to its folder) brings the kernels the preset lists, and
+// --resume reloads the run's plug-ins from its record without --plugin.
+TEST(Plugins, APresetNamesItsPluginsAndResumeReloadsThem) {
+  const fs::path dir = fresh_dir("preset");
+  fs::create_directories(dir);
+  fs::copy_file(test::example_plugin(), dir / "libmine.so");
+  std::ofstream(dir / "mine.toml") << R"(plugins = ["libmine.so"]
+kernels = ["example.naive_c", "cpu.reference"]
+backend = "cpu"
+[sweep]
+batch = 1
+heads = 2
+seq = [32, 48]
+head_dim = 16
+dtype = "fp32"
+[protocol]
+max_time_s = 0.01
+)";
+  const fs::path out = dir / "run";
+  const CliOutcome o =
+      run_cli("run --preset " + (dir / "mine.toml").string() + " --quiet --out " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  LoadedRun run = read_results(out / "results.jsonl");
+  ASSERT_EQ(run.cases.size(), 4u);
+  ASSERT_EQ(run.run.plugins.size(), 1u);
+  EXPECT_EQ(run.run.plugins[0].path, (dir / "libmine.so").string());
+  {  // cut the last case line, then resume with no plug-in flag
+    std::ifstream in(out / "results.jsonl");
+    std::string text, line;
+    for (int n = 0; std::getline(in, line) && n < 4; ++n) text += line + "\n";
+    std::ofstream(out / "results.jsonl", std::ios::trunc) << text;
+  }
+  const CliOutcome r = run_cli("run --resume " + out.string() + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  run = read_results(out / "results.jsonl");
+  ASSERT_EQ(run.cases.size(), 4u);
+  for (const CaseResult& c : run.cases) EXPECT_EQ(c.status, Status::ok) << c.kernel << " " << c.reason;
+
+  std::ofstream(dir / "bad.toml") << "plugins = [\"libmissing.so\"]\nkernels = [\"cpu.reference\"]\n";
+  const CliOutcome bad = run_cli("run --preset " + (dir / "bad.toml").string() + " --backend cpu --out " +
+                                 (dir / "bad").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("plugins: " + (dir / "libmissing.so").string() + ": no such file"),
+            std::string::npos)
+      << bad.output;
+}
+
 TEST(Plugins, Sha256MatchesTheStandardVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

@@ -1,6 +1,8 @@
 /* Plug-ins that must be refused, one per build flag (tests/app/test_plugins.cpp): BAD_ABI (another
  * ABI version), NO_ENTRY (no attnscope_plugin symbol), DUP_ID (an id a built-in kernel has),
- * NULL_RUN (a required function left NULL). */
+ * NULL_RUN (a required function left NULL). CRASH builds a valid plug-in whose run kills its process
+ * (SIGSEGV), which must cost its cases (`fault`) and nothing else. */
+#include <signal.h>
 #include <stddef.h>
 
 #include "attnscope/plugin.h"
@@ -12,12 +14,17 @@ static int prepare(const attn_problem* p, const attn_knob* k, int32_t n, void** 
 }
 static int run(void* state, const attn_args* a, const char** error) {
   (void)state, (void)a, (void)error;
+#if defined(CRASH)
+  raise(SIGSEGV);
+#endif
   return 0;
 }
 static void destroy(void* state) { (void)state; }
 
 #if defined(DUP_ID)
 #define KERNEL_ID "cpu.reference"
+#elif defined(CRASH)
+#define KERNEL_ID "crash.segv"
 #else
 #define KERNEL_ID "bad.kernel"
 #endif
