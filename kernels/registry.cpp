@@ -38,6 +38,13 @@ void register_plugin_kernels(std::vector<KernelSpec> specs) {
   for (KernelSpec& s : specs) plugin_registry().push_back(std::move(s));
 }
 
+std::vector<const KernelSpec*> listed_kernels() {
+  std::vector<const KernelSpec*> out;
+  for (const KernelSpec& k : kernel_registry()) out.push_back(&k);
+  for (const KernelSpec& k : plugin_registry()) out.push_back(&k);
+  return out;
+}
+
 std::vector<const KernelSpec*> plugin_kernels() {
   std::vector<const KernelSpec*> out;
   for (const KernelSpec& k : plugin_registry()) out.push_back(&k);

@@ -23,5 +23,7 @@ bool debug_kernels_registered();
 // Kernels that plug-in libraries registered (kernels/api/plugin_loader.hpp), in load order; find_kernel()
 // sees them too.
 std::vector<const KernelSpec*> plugin_kernels();
+// The shipped kernels, then the plug-ins', in that order (what a kernel list shows).
+std::vector<const KernelSpec*> listed_kernels();
 
 }  // namespace attn

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "app/cli/commands.hpp"
+#include "kernels/api/plugin_loader.hpp"
+
 namespace attn::cli {
 
 namespace {
@@ -68,6 +71,10 @@ void add_gui_flags(CLI::App& cmd, GuiOptions& o) {
   cmd.add_option("--facet", o.facet,
                  "Plots panel small multiples at start: none, auto, or an axis (one panel per value, as "
                  "`attnscope plot --facet`)");
+  cmd.add_option("--plugin", o.plugins,
+                 "load a plug-in library: its kernels join the kernel list and the sweeps (repeatable; "
+                 "ATTNSCOPE_PLUGIN_PATH too; docs/plugins.md)")
+      ->type_name("PATH");
   cmd.add_option("--select", o.select, "case id selected at start (Inspector, table and plots)");
 }
 
@@ -87,7 +94,15 @@ bool gui_available(std::string* why_not) {
 }
 
 int run_gui_command(const GuiOptions& options, const std::vector<std::string>& argv) {
-  if (g_entry) return g_entry(options);
+  if (g_entry) {
+    try {
+      load_plugins(plugin_paths(options.plugins));
+    } catch (const PluginError& e) {
+      std::fprintf(stderr, "attnscope gui: --plugin %s\n", e.what());
+      return kExitBadInput;
+    }
+    return g_entry(options);
+  }
   const fs::path gui = gui_executable();
   if (gui.empty()) {
     std::string why;

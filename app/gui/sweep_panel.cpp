@@ -171,7 +171,8 @@ void draw_sweep_panel(GuiState& s) {
   for (const Case& c : s.preview.cases) ++planned[c.kernel];
   // An entry is a kernel variant ("fa2.mma@br=64", from a preset); its checkbox is its kernel's.
   auto kernel_of = [](const std::string& entry) { return entry.substr(0, entry.find(kVariantMark)); };
-  for (const KernelSpec& k : kernel_registry()) {
+  for (const KernelSpec* kp : listed_kernels()) {
+    const KernelSpec& k = *kp;
     bool on = std::any_of(checked.begin(), checked.end(),
                           [&](const std::string& e) { return kernel_of(e) == k.id; });
     const bool other_backend = s.preview.valid && k.backend != s.preview.backend;
@@ -185,9 +186,9 @@ void draw_sweep_panel(GuiState& s) {
       // Keep registry order, so the plan and plots list kernels the same way every time; a kernel's
       // variants keep their order.
       std::vector<std::string> ordered;
-      for (const KernelSpec& r : kernel_registry())
+      for (const KernelSpec* r : listed_kernels())
         for (const std::string& e : next)
-          if (kernel_of(e) == r.id) ordered.push_back(e);
+          if (kernel_of(e) == r->id) ordered.push_back(e);
       form.kernels = ordered;
       if (!form.baseline.empty() && std::none_of(ordered.begin(), ordered.end(), [&](const std::string& e) {
             return same_variant(e, form.baseline);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/build_info.hpp"
+#include "kernels/api/plugin_loader.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/result.hpp"
 #include "profiling/sweep/variant.hpp"
@@ -177,6 +178,8 @@ void JobRunner::run_sweep(SweepJob job) {
   // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so plots find the baseline.
   base.baseline = job.spec.baseline.empty() ? std::string() : variant_label_of(job.spec.baseline);
   base.backend = std::string(to_string(job.plan.backend));
+  for (const PluginInfo& p : loaded_plugins())
+    base.plugins.push_back({p.path, p.size, p.sha256, p.name, p.kernels});
 
   StoredRun stored;
   stored.label = base.run_id;
@@ -223,6 +226,7 @@ void JobRunner::run_sweep(SweepJob job) {
     setup.backend = job.plan.backend;
     setup.protocol = job.spec.protocol;
     setup.debug_kernels = job.plan.debug_kernels;
+    for (const PluginInfo& p : loaded_plugins()) setup.plugins.push_back(p.path);
     const std::string exe = job.worker_executable.empty() ? self_executable() : job.worker_executable;
     SupervisorOptions options;
     options.case_timeout_s = job.case_timeout_s;

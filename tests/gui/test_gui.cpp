@@ -14,6 +14,7 @@
 #include "reports/jsonl_store.hpp"
 #include "reports/plot/plot_model.hpp"
 #include "tests/gui/gui_harness.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace attn::guitest {
 
@@ -197,6 +198,19 @@ TEST(Gui, OpenedRunExportsPlotPngAtRequestedSize) {
   EXPECT_GT(count_color(img, all, plot::palette_color(0), 30), 300u);
   EXPECT_GT(count_color(img, all, plot::palette_color(1), 30), 300u);
   EXPECT_LT(count_color(img, all, plot::palette_color(2), 30), 10u);
+}
+
+// Issue 18: a plug-in's kernel joins the GUI's kernel list (and so its sweeps).
+TEST(Gui, APluginKernelIsInTheKernelList) {
+  const fs::path dir = fresh_dir("plugin");
+  Xvfb x(dir);
+  REQUIRE_X(x);
+  GuiSession gui(x, dir, {"--plugin", attn::test::example_plugin()});
+  ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("kernel_example.naive_c"); }, 60))
+      << gui.map().dump() << gui.log_text();
+  EXPECT_TRUE(gui.map()["widgets"].contains("kernel_cpu.reference"));
+  gui.key("ctrl+q");
+  EXPECT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
 }
 
 // Issue 24: small multiples in the GUI. With panels by head dim, a run of two kernels at two head
