@@ -25,9 +25,7 @@ constexpr int kSampledHeads = 4;
 // cuda.reference (fp32 accumulation over fp32 copies of the inputs) must match the fp64 oracle to
 // fp32 accuracy on the sampled rows, or it is not fit to be a reference.
 constexpr double kCudaReferenceMaxRelL2 = 1e-4;
-}  // namespace
 
-namespace {
 // The inputs depend on the shapes, the dtype and the seed, not on the mask: a causal problem after
 // its non-causal twin keeps them (the reference is the mask's own).
 bool same_inputs(const Problem& a, const Problem& b) {
