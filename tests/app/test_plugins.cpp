@@ -24,18 +24,6 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-CliOutcome run_cli_env(const std::string& env, const std::string& args) {
-  const std::string cmd = "env " + env + " " + attnscope_binary() + " " + args + " 2>&1";
-  CliOutcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe)) o.output += buf;
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
-
 const std::string kSweep =
     "run --backend cpu --kernels example.naive_c,cpu.reference --batch 2 --heads 4 --heads-kv 2 "
     "--seq-q 40 --seq-kv 56 --head-dim 16 --head-dim-v 24 --dtype fp32 --causal 0,1 --window 'none;8,2' "
@@ -84,7 +72,7 @@ TEST(Plugins, KernelsListsThePluginKernelWithItsLibraryAndTheEnvironmentVariable
   EXPECT_NE(o.output.find("example.naive_c"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("[plug-in " + fs::canonical(lib).string() + "]"), std::string::npos) << o.output;
   // ATTNSCOPE_PLUGIN_PATH loads it without --plugin.
-  const CliOutcome env = run_cli_env("ATTNSCOPE_PLUGIN_PATH=" + lib, "kernels --json");
+  const CliOutcome env = run_cli("kernels --json", "ATTNSCOPE_PLUGIN_PATH=" + lib);
   ASSERT_EQ(env.exit_code, 0) << env.output;
   EXPECT_NE(env.output.find("\"plugin\""), std::string::npos) << env.output;
   EXPECT_NE(env.output.find("\"example.naive_c\""), std::string::npos) << env.output;

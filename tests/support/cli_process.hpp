@@ -21,8 +21,9 @@ struct CliOutcome {
   std::string output;  // stdout and stderr together
 };
 
-inline CliOutcome run_cli(const std::string& args) {
-  const std::string cmd = attnscope_binary() + " " + args + " 2>&1";
+// `env` ("NAME=value ...", through env(1)) is set for the command alone.
+inline CliOutcome run_cli(const std::string& args, const std::string& env = "") {
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + attnscope_binary() + " " + args + " 2>&1";
   CliOutcome o;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return o;
