@@ -244,8 +244,8 @@ void RunSession::case_finished(std::size_t index, CaseResult result) {
   record(index, std::move(result));
 }
 
-// The worker fields always come from the session; the device fields too, except that a result
-// whose engine named its device keeps that.
+// Where the case ran, from the session's view of its slot: the engine knows neither its slot nor
+// the device index the supervisor gave it; the host and device come from the worker's device record.
 void RunSession::stamp_place(CaseResult& r, std::optional<std::size_t> slot) const {
   CasePlace& place = r.place ? *r.place : r.place.emplace();
   if (!m_clocks.empty() && slot && *slot < m_clocks.size()) {
