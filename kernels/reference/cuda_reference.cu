@@ -1,8 +1,9 @@
 // cuda.reference: the GPU oracle for cases too large for the CPU. Exact for every mask (the
 // DeviceMask band test), fp32 accumulation and an fp32 online softmax, any D and Dv, writes LSE.
-// One block per (b, h, 16 query rows, 128 output columns): each K/V tile staged in shared memory
-// serves 16 rows. D is walked in 64-wide slices, Dv in 128-wide blocks (grid.y), so shared memory
-// stays at ~41 KiB whatever the head size; a block with Dv > 128 recomputes the same scores.
+// One block per (b, h, 32 query rows, 128 output columns); each thread owns two rows (r and r + 16)
+// and one lane of 16, so every K or V value read from shared memory serves two rows. D is walked in
+// 64-wide slices, Dv in 128-wide blocks (grid.y), so shared memory stays at 48 KiB whatever the head
+// size; a block with Dv > 128 recomputes the same scores.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -19,14 +20,16 @@ namespace attn {
 
 namespace {
 
-constexpr int kRows = 16;      // query rows per block
-constexpr int kKeys = 64;      // keys per tile
-constexpr int kDimSlice = 64;  // D elements per shared-memory stage
-constexpr int kVCols = 128;    // Dv columns per block
-constexpr int kLanes = 16;     // threads per row: thread = (row = tid / 16, lane = tid % 16)
-constexpr int kThreads = kRows * kLanes;
-constexpr int kKeysPerLane = kKeys / kLanes;   // 4 scores per thread
-constexpr int kColsPerLane = kVCols / kLanes;  // 8 accumulators per thread
+constexpr int kRowGroups = 16;     // thread row slots: thread = (slot = tid / 16, lane = tid % 16)
+constexpr int kRowsPerThread = 2;  // rows slot and slot + 16
+constexpr int kRows = kRowGroups * kRowsPerThread;  // query rows per block
+constexpr int kKeys = 64;                           // keys per tile
+constexpr int kDimSlice = 64;                       // D elements per shared-memory stage
+constexpr int kVCols = 128;                         // Dv columns per block
+constexpr int kLanes = 16;
+constexpr int kThreads = kRowGroups * kLanes;
+constexpr int kKeysPerLane = kKeys / kLanes;   // 4 scores per row per thread
+constexpr int kColsPerLane = kVCols / kLanes;  // 8 accumulators per row per thread
 constexpr std::int64_t kMaxGridY = 65535;
 
 struct RefParams {
@@ -34,7 +37,7 @@ struct RefParams {
   unsigned heads_q, heads_kv, group;
   std::int64_t seq_q, seq_kv;
   std::int64_t head_dim, head_dim_v;
-  unsigned row_tiles;  // ceil(Sq / 16)
+  unsigned row_tiles;  // ceil(Sq / 32)
   float scale;
 };
 
@@ -42,22 +45,27 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     reference_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                      T* __restrict__ o, float* __restrict__ lse, RefParams p) {
-  __shared__ float q_s[kRows][kDimSlice + 1];
-  // K slice [64 keys][65] during the scores, then V tile [64 keys][128 columns].
+  // 48 KiB in all: Q slice [32][64], K slice [64 keys][65] then V tile [64 keys][128], P [32][64].
+  __shared__ float q_s[kRows][kDimSlice];
   __shared__ float kv_s[kKeys * kVCols];
-  __shared__ float p_s[kRows][kKeys + 1];
+  __shared__ float p_s[kRows][kKeys];
 
   const int tid = static_cast<int>(threadIdx.x);
-  const int r = tid / kLanes, lane = tid % kLanes;
+  const int slot = tid / kLanes, lane = tid % kLanes;
   // 32-bit division (64-bit division is a called subroutine); why_not keeps grid.x under 2^31.
   const unsigned bh = blockIdx.x / p.row_tiles;
   const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.x % p.row_tiles) * kRows;
   const unsigned b = bh / p.heads_q, h = bh % p.heads_q, hk = h / p.group;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * kVCols;
-  const std::int64_t i = i0 + r;
-  const bool row_valid = i < p.seq_q;
-  const std::int64_t first = row_valid ? p.mask.first(i) : 0;
-  const std::int64_t last = row_valid ? p.mask.last(i) : 0;
+  std::int64_t row[kRowsPerThread], first[kRowsPerThread], last[kRowsPerThread];
+  bool valid[kRowsPerThread];
+#pragma unroll
+  for (int u = 0; u < kRowsPerThread; ++u) {
+    row[u] = i0 + slot + kRowGroups * u;
+    valid[u] = row[u] < p.seq_q;
+    first[u] = valid[u] ? p.mask.first(row[u]) : 0;
+    last[u] = valid[u] ? p.mask.last(row[u]) : 0;
+  }
   // Visible ranges grow monotonically with i, so the block's keys lie in [first(i0), last(i_end)).
   const std::int64_t i_end = (i0 + kRows < p.seq_q ? i0 + kRows : p.seq_q) - 1;
   const std::int64_t lo = p.mask.first(i0), hi = p.mask.last(i_end);
@@ -69,10 +77,12 @@ __global__ void __launch_bounds__(kThreads)
   const T* v_base = v + (b * p.seq_kv * p.heads_kv + hk) * p.head_dim_v;
   const float neg_inf = -__int_as_float(0x7f800000);
 
-  float m = neg_inf, l = 0.0f;
-  float acc[kColsPerLane] = {};
+  float m[kRowsPerThread], l[kRowsPerThread];
+  float acc[kRowsPerThread][kColsPerLane] = {};
+#pragma unroll
+  for (int u = 0; u < kRowsPerThread; ++u) m[u] = neg_inf, l[u] = 0.0f;
   for (std::int64_t j0 = lo; j0 < hi; j0 += kKeys) {
-    float s[kKeysPerLane] = {};
+    float s[kRowsPerThread][kKeysPerLane] = {};
     for (std::int64_t d0 = 0; d0 < p.head_dim; d0 += kDimSlice) {
       __syncthreads();  // the previous users of q_s / kv_s are done
       for (int idx = tid; idx < kRows * kDimSlice; idx += kThreads) {
@@ -89,47 +99,55 @@ __global__ void __launch_bounds__(kThreads)
       __syncthreads();
 #pragma unroll 8
       for (int dd = 0; dd < kDimSlice; ++dd) {
-        const float qv = q_s[r][dd];
+        const float q0 = q_s[slot][dd], q1 = q_s[slot + kRowGroups][dd];
 #pragma unroll
-        for (int t = 0; t < kKeysPerLane; ++t)
-          s[t] = fmaf(qv, kv_s[(lane + kLanes * t) * (kDimSlice + 1) + dd], s[t]);
+        for (int t = 0; t < kKeysPerLane; ++t) {
+          const float kv = kv_s[(lane + kLanes * t) * (kDimSlice + 1) + dd];
+          s[0][t] = fmaf(q0, kv, s[0][t]);
+          s[1][t] = fmaf(q1, kv, s[1][t]);
+        }
       }
     }
 
-    // Online softmax for row r; its 16 lanes are one half of a warp, so xor shuffles below 16 stay
-    // inside the row.
-    float tile_max = neg_inf;
+    // Online softmax of each of the thread's rows; a row's 16 lanes are one half of a warp, so xor
+    // shuffles below 16 stay inside the row.
+    float pr[kRowsPerThread][kKeysPerLane];
 #pragma unroll
-    for (int t = 0; t < kKeysPerLane; ++t) {
-      const std::int64_t j = j0 + lane + kLanes * t;
-      s[t] = (j >= first && j < last) ? s[t] * p.scale : neg_inf;
-      tile_max = fmaxf(tile_max, s[t]);
-    }
-    for (int off = kLanes / 2; off > 0; off >>= 1)
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
-    const float m_new = fmaxf(m, tile_max);
-    float correction = 1.0f, tile_sum = 0.0f;
-    float pr[kKeysPerLane];
-    if (m_new == neg_inf) {  // nothing visible to this row yet
-#pragma unroll
-      for (int t = 0; t < kKeysPerLane; ++t) pr[t] = 0.0f;
-    } else {
-      correction = expf(m - m_new);  // 0 when m was -inf
+    for (int u = 0; u < kRowsPerThread; ++u) {
+      float tile_max = neg_inf;
 #pragma unroll
       for (int t = 0; t < kKeysPerLane; ++t) {
-        pr[t] = expf(s[t] - m_new);  // 0 for masked keys
-        tile_sum += pr[t];
+        const std::int64_t j = j0 + lane + kLanes * t;
+        s[u][t] = (j >= first[u] && j < last[u]) ? s[u][t] * p.scale : neg_inf;
+        tile_max = fmaxf(tile_max, s[u][t]);
       }
-    }
-    for (int off = kLanes / 2; off > 0; off >>= 1) tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, off);
-    l = l * correction + tile_sum;
-    m = m_new;
+      for (int off = kLanes / 2; off > 0; off >>= 1)
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
+      const float m_new = fmaxf(m[u], tile_max);
+      float correction = 1.0f, tile_sum = 0.0f;
+      if (m_new == neg_inf) {  // nothing visible to this row yet
 #pragma unroll
-    for (int x = 0; x < kColsPerLane; ++x) acc[x] *= correction;
+        for (int t = 0; t < kKeysPerLane; ++t) pr[u][t] = 0.0f;
+      } else {
+        correction = expf(m[u] - m_new);  // 0 when m was -inf
+#pragma unroll
+        for (int t = 0; t < kKeysPerLane; ++t) {
+          pr[u][t] = expf(s[u][t] - m_new);  // 0 for masked keys
+          tile_sum += pr[u][t];
+        }
+      }
+      for (int off = kLanes / 2; off > 0; off >>= 1) tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, off);
+      l[u] = l[u] * correction + tile_sum;
+      m[u] = m_new;
+#pragma unroll
+      for (int x = 0; x < kColsPerLane; ++x) acc[u][x] *= correction;
+    }
 
     __syncthreads();  // every thread is done with the K slice before V overwrites it
 #pragma unroll
-    for (int t = 0; t < kKeysPerLane; ++t) p_s[r][lane + kLanes * t] = pr[t];
+    for (int u = 0; u < kRowsPerThread; ++u)
+#pragma unroll
+      for (int t = 0; t < kKeysPerLane; ++t) p_s[slot + kRowGroups * u][lane + kLanes * t] = pr[u][t];
     for (int idx = tid; idx < kKeys * kVCols; idx += kThreads) {
       const int c = idx / kVCols, n = idx % kVCols;
       const std::int64_t j = j0 + c, col = c0 + n;
@@ -138,29 +156,36 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 #pragma unroll 4
     for (int c = 0; c < kKeys; ++c) {
-      const float pc = p_s[r][c];
+      const float p0 = p_s[slot][c], p1 = p_s[slot + kRowGroups][c];
 #pragma unroll
-      for (int x = 0; x < kColsPerLane; ++x) acc[x] = fmaf(pc, kv_s[c * kVCols + lane + kLanes * x], acc[x]);
+      for (int x = 0; x < kColsPerLane; ++x) {
+        const float vv = kv_s[c * kVCols + lane + kLanes * x];
+        acc[0][x] = fmaf(p0, vv, acc[0][x]);
+        acc[1][x] = fmaf(p1, vv, acc[1][x]);
+      }
     }
   }
 
-  if (!row_valid) return;
-  const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-  T* o_row = o + ((b * p.seq_q + i) * p.heads_q + h) * p.head_dim_v;
 #pragma unroll
-  for (int x = 0; x < kColsPerLane; ++x) {
-    const std::int64_t col = c0 + lane + kLanes * x;
-    if (col < p.head_dim_v) o_row[col] = from_float<T>(acc[x] * inv_l);
+  for (int u = 0; u < kRowsPerThread; ++u) {
+    if (!valid[u]) continue;
+    const float inv_l = l[u] > 0.0f ? 1.0f / l[u] : 0.0f;
+    T* o_row = o + ((b * p.seq_q + row[u]) * p.heads_q + h) * p.head_dim_v;
+#pragma unroll
+    for (int x = 0; x < kColsPerLane; ++x) {
+      const std::int64_t col = c0 + lane + kLanes * x;
+      if (col < p.head_dim_v) o_row[col] = from_float<T>(acc[u][x] * inv_l);
+    }
+    if (lse != nullptr && blockIdx.y == 0 && lane == 0)
+      lse[static_cast<std::int64_t>(bh) * p.seq_q + row[u]] = l[u] > 0.0f ? m[u] + logf(l[u]) : neg_inf;
   }
-  if (lse != nullptr && blockIdx.y == 0 && lane == 0)
-    lse[static_cast<std::int64_t>(bh) * p.seq_q + i] = l > 0.0f ? m + logf(l) : neg_inf;
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::string reference_why_not(const Problem& p, const Knobs&) {
   if (p.batch * p.heads_q * ceil_div(p.seq_q, kRows) > INT_MAX)
-    return "batch*heads_q*ceil(seq_q/16) = " +
+    return "batch*heads_q*ceil(seq_q/32) = " +
            std::to_string(p.batch * p.heads_q * ceil_div(p.seq_q, kRows)) +
            ": cuda.reference puts them on grid.x, at most 2^31-1";
   if (ceil_div(p.head_dim_v, kVCols) > kMaxGridY)
