@@ -45,12 +45,6 @@ std::vector<const KernelSpec*> listed_kernels() {
   return out;
 }
 
-std::vector<const KernelSpec*> plugin_kernels() {
-  std::vector<const KernelSpec*> out;
-  for (const KernelSpec& k : plugin_registry()) out.push_back(&k);
-  return out;
-}
-
 const std::vector<KernelSpec>& kernel_registry() {
   static const std::vector<KernelSpec> registry = [] {
     std::vector<KernelSpec> r;

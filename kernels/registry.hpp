@@ -20,10 +20,11 @@ bool built_with_cuda();
 void register_debug_kernels(Backend backend);
 bool debug_kernels_registered();
 
-// Kernels that plug-in libraries registered (kernels/api/plugin_loader.hpp), in load order; find_kernel()
-// sees them too.
-std::vector<const KernelSpec*> plugin_kernels();
-// The shipped kernels, then the plug-ins', in that order (what a kernel list shows).
+// Adds kernels of a plug-in library (kernels/api/plugin_loader.cpp calls it after checking them);
+// earlier entries never move, so find_kernel()'s pointers stay valid.
+void register_plugin_kernels(std::vector<KernelSpec> specs);
+// The shipped kernels, then those plug-in libraries registered (kernels/api/plugin_loader.hpp) in
+// load order: what a kernel list shows. find_kernel() sees both.
 std::vector<const KernelSpec*> listed_kernels();
 
 }  // namespace attn

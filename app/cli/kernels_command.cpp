@@ -124,9 +124,7 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins) {
     std::fprintf(stderr, "attnscope kernels: --plugin %s\n", e.what());
     return kExitBadInput;
   }
-  std::vector<const KernelSpec*> listed;
-  for (const KernelSpec& k : kernel_registry()) listed.push_back(&k);
-  for (const KernelSpec* k : plugin_kernels()) listed.push_back(k);
+  const std::vector<const KernelSpec*> listed = listed_kernels();
   nlohmann::json all = nlohmann::json::array();
   std::vector<std::vector<std::string>> table{{"kernel", "backend"}};
   for (const Probe& probe : probes(DType::fp16)) table[0].push_back(probe.name);

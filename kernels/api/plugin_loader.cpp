@@ -15,8 +15,6 @@
 
 namespace attn {
 
-void register_plugin_kernels(std::vector<KernelSpec> specs);  // kernels/registry.cpp
-
 namespace {
 
 std::vector<PluginInfo>& plugins() {
@@ -125,7 +123,7 @@ bool valid_id(std::string_view id) {
 }
 
 // Checks one library's table; throws PluginError naming the field and what was expected.
-void check_table(const std::string& path, const attn_plugin& t, const std::vector<std::string>& taken) {
+void check_table(const std::string& path, const attn_plugin& t) {
   auto fail = [&](const std::string& what) { throw PluginError(path + ": " + what); };
   if (t.abi_version != ATTNSCOPE_PLUGIN_ABI_VERSION)
     fail("attn_plugin.abi_version is " + std::to_string(t.abi_version) + "; this attnscope reads version " +
@@ -157,8 +155,7 @@ void check_table(const std::string& path, const attn_plugin& t, const std::vecto
       if (!ks.name || ks.n_values < 1 || !ks.values)
         fail(where + ".knobs[" + std::to_string(j) + "]: expected a name and at least one value");
     }
-    if (find_kernel(id) || std::find(taken.begin(), taken.end(), id) != taken.end() ||
-        std::find(ids.begin(), ids.end(), id) != ids.end()) {
+    if (find_kernel(id) || std::find(ids.begin(), ids.end(), id) != ids.end()) {
       const PluginInfo* owner = plugin_of(id);
       fail(where + ".id: kernel '" + id + "' is already registered" +
            (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) + "; ids must be unique");
@@ -198,9 +195,8 @@ void load_plugins(const std::vector<std::string>& paths) {
       ::dlclose(lib);
       throw PluginError(path + ": attnscope_plugin() returned NULL; expected its kernel table");
     }
-    std::vector<std::string> taken;
     try {
-      check_table(path, *table, taken);
+      check_table(path, *table);
     } catch (...) {
       ::dlclose(lib);
       throw;
