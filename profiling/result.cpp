@@ -55,13 +55,18 @@ std::optional<MetricsStatus> parse_metrics_status(std::string_view s) {
 const std::string& variant_label(const CaseResult& c) { return c.variant.empty() ? c.kernel : c.variant; }
 
 namespace {
-constexpr std::optional<double> CasePhases::*kPhases[] = {
-    &CasePhases::prepare_s, &CasePhases::inputs_s, &CasePhases::reference_s, &CasePhases::check_s,
-    &CasePhases::warmup_s,  &CasePhases::timed_s,  &CasePhases::metrics_s,   &CasePhases::other_s};
+constexpr PhaseField kPhases[] = {
+    {"prepare_s", &CasePhases::prepare_s},     {"inputs_s", &CasePhases::inputs_s},
+    {"reference_s", &CasePhases::reference_s}, {"check_s", &CasePhases::check_s},
+    {"warmup_s", &CasePhases::warmup_s},       {"timed_s", &CasePhases::timed_s},
+    {"metrics_s", &CasePhases::metrics_s},     {"other_s", &CasePhases::other_s},
+};
 }  // namespace
 
+std::span<const PhaseField> case_phase_fields() { return kPhases; }
+
 void add_phases(CasePhases& into, const CasePhases& from) {
-  for (auto m : kPhases)
+  for (const auto& [key, m] : kPhases)
     if (from.*m) into.*m = (into.*m).value_or(0.0) + *(from.*m);
 }
 
@@ -84,7 +89,7 @@ void add_device(std::vector<RunDevice>& devices, const RunDevice& d) {
 
 double phases_sum(const CasePhases& p) {
   double s = 0;
-  for (auto m : kPhases) s += (p.*m).value_or(0.0);
+  for (const auto& [key, m] : kPhases) s += (p.*m).value_or(0.0);
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -164,6 +165,14 @@ struct CaseResult {
   std::optional<CasePlace> place;
   std::optional<CasePhases> phases;
 };
+
+// Every phase with its JSON key ("inputs_s"), in the order a case runs them.
+using PhaseMember = std::optional<double> CasePhases::*;
+struct PhaseField {
+  const char* key;
+  PhaseMember member;
+};
+std::span<const PhaseField> case_phase_fields();
 
 // The phases' sum [s] (0 when none were recorded).
 double phases_sum(const CasePhases& p);

@@ -93,18 +93,9 @@ std::vector<PluginRecord> run_plugins_from(const json& j, const std::string& pat
   return out;
 }
 
-namespace {
-constexpr std::pair<const char*, std::optional<double> CasePhases::*> kPhaseKeys[] = {
-    {"prepare_s", &CasePhases::prepare_s},     {"inputs_s", &CasePhases::inputs_s},
-    {"reference_s", &CasePhases::reference_s}, {"check_s", &CasePhases::check_s},
-    {"warmup_s", &CasePhases::warmup_s},       {"timed_s", &CasePhases::timed_s},
-    {"metrics_s", &CasePhases::metrics_s},     {"other_s", &CasePhases::other_s},
-};
-}  // namespace
-
 json run_totals_json(const RunTotals& t) {
   json phases = json::object();
-  for (const auto& [key, member] : kPhaseKeys) put_opt(phases, key, t.phases.*member);
+  for (const auto& [key, member] : case_phase_fields()) put_opt(phases, key, t.phases.*member);
   return {{"wall_s", number(t.wall_s)},
           {"cases", t.cases},
           {"case_wall_s", number(t.case_wall_s)},
@@ -124,7 +115,7 @@ RunTotals run_totals_from(const json& j, const std::string& path) {
   if (const json* ph = find(j, "phases")) {
     const std::string p = child(path, "phases");
     require_object(*ph, p);
-    for (const auto& [key, member] : kPhaseKeys) t.phases.*member = opt_double(*ph, key, p);
+    for (const auto& [key, member] : case_phase_fields()) t.phases.*member = opt_double(*ph, key, p);
   }
   get_double(j, "worker_start_s", path, t.worker_start_s);
   get_double(j, "handoff_s", path, t.handoff_s);
