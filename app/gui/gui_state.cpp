@@ -214,7 +214,7 @@ void GuiState::rebuild_plot() {
       plot_panels.resize(fig.panels.size());
       for (std::size_t i = 0; i < fig.panels.size(); ++i) {
         fig.panels[i].show_legend = ps.show_legend;
-        update_plot(plot_panels[i], fig.panels[i]);
+        update_plot(plot_panels[i], std::move(fig.panels[i]));
       }
       plot.has_plot = false;
       plot.message.clear();
@@ -224,6 +224,7 @@ void GuiState::rebuild_plot() {
       fresh.show_legend = ps.show_legend;
       update_plot(plot, std::move(fresh));
     }
+    fig.panels.clear();  // they live in the widgets (plot, plot_panels) now
     plot_figure = std::move(fig);
   } catch (const plot::PlotSpecError& e) {
     plot_panels.clear();
@@ -415,8 +416,7 @@ bool GuiState::export_plot_png(const std::string& path, int width, int height, b
     try {
       // Every panel, with the screen's zoom and legend toggles, in the figure's grid.
       plot::Figure fig = plot_figure;
-      for (std::size_t i = 0; i < fig.panels.size() && i < plot_panels.size(); ++i)
-        fig.panels[i] = plot_panels[i].plot;
+      for (const PlotWidget& panel : plot_panels) fig.panels.push_back(panel.plot);
       plot::write_png(plot::render_figure(fig, width, height), path);
       settings.export_width = width;
       settings.export_height = height;

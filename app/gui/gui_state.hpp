@@ -117,8 +117,9 @@ class GuiState {
   GuiFonts fonts;
   PlanPreview preview;
   PlotWidget plot;
-  // The panels when the plot is faceted (two or more; empty otherwise, and `plot` is shown), with
-  // the figure they came from (its title and notes; PNG export renders all of it).
+  // The panels when the plot is faceted (two or more; empty otherwise, and `plot` is shown), and
+  // the figure they came from without its panels, which live in the widgets: its title, facet and
+  // notes (PNG export puts the widgets' plots back into it).
   std::vector<PlotWidget> plot_panels;
   plot::Figure plot_figure;
   std::vector<std::uint64_t> plot_run_keys;  // store key of each run build_plot saw, by index
