@@ -1,6 +1,7 @@
 // Typed get/set helpers behind the rows of the field catalogue (field_catalogue.cpp): conversion
 // between a field and FieldValue, and accessors for CaseResult members, members of its optional
-// groups, its problem and its metrics aggregate. Only field_catalogue.cpp includes this.
+// groups, its problem and its metrics aggregate. Only the catalogue (field_catalogue.cpp, through
+// field_rows.hpp) includes this.
 #pragma once
 #include <cstdint>
 #include <limits>
