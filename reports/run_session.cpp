@@ -204,8 +204,7 @@ void RunSession::worker_ready(std::size_t slot, const RunInfo& device) {
 }
 
 void RunSession::case_started(std::size_t index, std::size_t slot) {
-  m_slot_of[index] = slot;
-  m_case_t0[index] = monotonic_seconds();
+  m_in_flight[index] = {slot, monotonic_seconds()};
   if (slot < m_workers.size()) {
     m_workers[slot].state = WorkerStatus::State::busy;
     changed(slot);
@@ -215,30 +214,27 @@ void RunSession::case_started(std::size_t index, std::size_t slot) {
 
 void RunSession::case_finished(std::size_t index, CaseResult result) {
   std::optional<std::size_t> slot_of;
-  if (const auto t = m_case_t0.find(index); t != m_case_t0.end()) {
-    const double dt = monotonic_seconds() - t->second;
-    m_case_t0.erase(t);
+  if (const auto it = m_in_flight.find(index); it != m_in_flight.end()) {
+    const auto [slot, started_at] = it->second;
+    m_in_flight.erase(it);
+    slot_of = slot;
+    const double dt = monotonic_seconds() - started_at;
     m_totals.handoff_s += std::max(0.0, dt - result.wall_s);
-    if (const auto it = m_slot_of.find(index); it != m_slot_of.end() && it->second < m_clocks.size())
-      m_clocks[it->second].busy_s += dt;
+    if (slot < m_clocks.size())
+      m_clocks[slot].busy_s += dt;
     else if (m_clocks.empty())
       m_in_process_busy_s += dt;
-  }
-  if (result.phases) {
-    ++m_totals.cases;
-    m_totals.case_wall_s += result.wall_s;
-    add_phases(m_totals.phases, *result.phases);
-  }
-  if (const auto it = m_slot_of.find(index); it != m_slot_of.end()) {
-    const std::size_t slot = it->second;
-    slot_of = slot;
-    m_slot_of.erase(it);
     if (slot < m_workers.size()) {
       WorkerStatus& w = m_workers[slot];
       ++w.cases_done;
       if (w.state == WorkerStatus::State::busy) w.state = WorkerStatus::State::ready;
       changed(slot);
     }
+  }
+  if (result.phases) {
+    ++m_totals.cases;
+    m_totals.case_wall_s += result.wall_s;
+    add_phases(m_totals.phases, *result.phases);
   }
   stamp_place(result, slot_of);
   record(index, std::move(result));

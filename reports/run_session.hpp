@@ -140,10 +140,13 @@ class RunSession final : public SupervisorEvents {
   std::vector<std::optional<CaseResult>> m_results;
   std::vector<CaseResult> m_foreign;
   std::map<std::string, std::size_t> m_index;
-  std::map<std::size_t, std::size_t> m_slot_of;  // case index -> slot it runs on
-  std::map<std::size_t, double> m_case_t0;       // case index -> [s] monotonic hand-out
-  std::vector<SlotClock> m_clocks;               // one per worker slot
-  std::optional<double> m_t0;                    // [s] monotonic: the session's first event
+  struct InFlight {
+    std::size_t slot;
+    double started_at;  // [s] monotonic hand-out
+  };
+  std::map<std::size_t, InFlight> m_in_flight;  // case index -> where and since when it runs
+  std::vector<SlotClock> m_clocks;              // one per worker slot
+  std::optional<double> m_t0;                   // [s] monotonic: the session's first event
   RunTotals m_totals;
   double m_in_process_busy_s = 0;        // [s] cases run in this process
   std::vector<RunDevice> m_new_devices;  // devices seen in this session, in order
