@@ -208,9 +208,11 @@ struct Peaks {
 struct PluginRecord {
   std::string path;
   std::int64_t size = 0;
-  std::string sha256;
+  std::string sha256;  // of the library, or of the kernel source's text
   std::string name;
   std::vector<std::string> kernels;
+  std::string kind = "library";      // "library" or "source" (--kernel-source)
+  std::vector<std::string> compile;  // a source's compiler and shared options ("NVRTC 13.0", "-arch=sm_90a", ...)
 };
 
 // One device that took part in a run, as its worker described itself.
@@ -262,7 +264,7 @@ struct RunInfo {
   // both completed when the run ends.
   std::vector<RunDevice> devices;
   std::optional<RunTotals> totals;
-  std::vector<PluginRecord> plugins;  // libraries loaded with --plugin / ATTNSCOPE_PLUGIN_PATH
+  std::vector<PluginRecord> plugins;  // --plugin / ATTNSCOPE_PLUGIN_PATH libraries and --kernel-source files
 };
 
 // Adds `from` to `into`: sums, and for the wall time and slot count either runs that followed each

@@ -67,9 +67,12 @@ std::vector<RunDevice> run_devices_from(const json& j, const std::string& path) 
 
 json run_plugins_json(const std::vector<PluginRecord>& plugins) {
   json a = json::array();
-  for (const PluginRecord& p : plugins)
-    a.push_back(
-        {{"path", p.path}, {"size", p.size}, {"sha256", p.sha256}, {"name", p.name}, {"kernels", p.kernels}});
+  for (const PluginRecord& p : plugins) {
+    json e = {{"path", p.path}, {"size", p.size}, {"sha256", p.sha256}, {"name", p.name}, {"kernels", p.kernels}};
+    if (p.kind != "library") e["kind"] = p.kind;
+    if (!p.compile.empty()) e["compile"] = p.compile;
+    a.push_back(std::move(e));
+  }
   return a;
 }
 
@@ -87,6 +90,13 @@ std::vector<PluginRecord> run_plugins_from(const json& j, const std::string& pat
     if (const json* k = find(e, "kernels")) {
       if (!k->is_array()) throw ResultsFormatError(p + ".kernels: expected an array of kernel ids");
       for (std::size_t n = 0; n < k->size(); ++n) r.kernels.push_back(as_string((*k)[n], p + ".kernels"));
+    }
+    get_string(e, "kind", p, r.kind);
+    if (r.kind != "library" && r.kind != "source")
+      throw ResultsFormatError(p + ".kind: '" + r.kind + "'; expected \"library\" or \"source\"");
+    if (const json* c = find(e, "compile")) {
+      if (!c->is_array()) throw ResultsFormatError(p + ".compile: expected an array of strings");
+      for (std::size_t n = 0; n < c->size(); ++n) r.compile.push_back(as_string((*c)[n], p + ".compile"));
     }
     out.push_back(std::move(r));
   }

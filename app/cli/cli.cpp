@@ -8,6 +8,7 @@
 
 #include "app/cli/build_info.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/compile_command.hpp"
 #include "app/cli/gui_command.hpp"
 #include "app/cli/help_formatter.hpp"
 #include "app/cli/peaks_command.hpp"
@@ -49,6 +50,12 @@ int main(int argc, char** argv) {
       ->add_option("--plugin", kernels_plugins,
                    "also list the kernels of a plug-in library (repeatable; ATTNSCOPE_PLUGIN_PATH too)")
       ->type_name("PATH");
+  std::vector<std::string> kernels_sources;
+  add_kernel_source_option(*kernels, kernels_sources,
+                           "also list the kernel of a kernel source (compiled with NVRTC to probe what it takes)");
+
+  CompileOptions compile_options;
+  CLI::App* compile = add_compile_command(app, compile_options);
 
   bool devices_json = false;
   CLI::App* devices = app.add_subcommand("devices", "List GPUs, clocks, driver and library versions");
@@ -87,8 +94,9 @@ int main(int argc, char** argv) {
   }
 
   run_options.command_line = join_command_line(std::vector<std::string>(argv, argv + argc));
-  if (*kernels) return list_kernels(kernels_json, kernels_plugins);
+  if (*kernels) return list_kernels(kernels_json, kernels_plugins, kernels_sources);
   if (*devices) return list_devices(devices_json);
+  if (*compile) return compile_kernel_source(compile_options);
   if (*peaks) return show_peaks(peaks_options);
   if (*run) return run_sweep(run_options);
   if (*worker) return run_worker_command(worker_options);

@@ -22,6 +22,7 @@ struct RunOptions {
   std::string command_line;  // as typed, for the run record (not a flag)
   IsolationOptions isolation;
   std::vector<std::string> plugins;  // --plugin PATH (repeatable), after ATTNSCOPE_PLUGIN_PATH's
+  std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu (repeatable)
 };
 
 int run_sweep(const RunOptions& options);
@@ -32,6 +33,7 @@ struct WorkerOptions {
   int device = 0;
   bool debug_kernels = false;
   std::vector<std::string> plugins;  // --plugin PATH: plug-ins to load when no setup line names them
+  std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu, likewise
 };
 void add_worker_flags(CLI::App& cmd, WorkerOptions& o);
 int run_worker_command(const WorkerOptions& options);
@@ -61,7 +63,8 @@ int submit_slurm(const SlurmOptions& options);
 
 // The registry, plus the kernels of the plug-ins (ATTNSCOPE_PLUGIN_PATH, then `plugins`), marked with
 // their library. A plug-in that cannot be loaded: exit 2 naming it.
-int list_kernels(bool as_json, const std::vector<std::string>& plugins = {});
+int list_kernels(bool as_json, const std::vector<std::string>& plugins = {},
+                 const std::vector<std::string>& kernel_sources = {});
 int list_devices(bool as_json);
 
 // The directory holding the shipped presets: $ATTNSCOPE_PRESETS, else the source tree's copy.

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/run_flags.hpp"
 #include "kernels/api/plugin_loader.hpp"
 
 namespace attn::cli {
@@ -75,6 +76,9 @@ void add_gui_flags(CLI::App& cmd, GuiOptions& o) {
                  "load a plug-in library: its kernels join the kernel list and the sweeps (repeatable; "
                  "ATTNSCOPE_PLUGIN_PATH too; docs/plugins.md)")
       ->type_name("PATH");
+  add_kernel_source_option(cmd, o.kernel_sources,
+                           "compile a CUDA kernel source with NVRTC: its kernel joins the kernel list and the "
+                           "sweeps (repeatable; docs/plugins.md)");
   cmd.add_option("--select", o.select, "case id selected at start (Inspector, table and plots)");
 }
 
@@ -99,6 +103,12 @@ int run_gui_command(const GuiOptions& options, const std::vector<std::string>& a
       load_plugins(plugin_paths(options.plugins));
     } catch (const PluginError& e) {
       std::fprintf(stderr, "attnscope gui: --plugin %s\n", e.what());
+      return kExitBadInput;
+    }
+    try {
+      load_plugins(options.kernel_sources);
+    } catch (const PluginError& e) {
+      std::fprintf(stderr, "attnscope gui: --kernel-source %s\n", e.what());
       return kExitBadInput;
     }
     return g_entry(options);

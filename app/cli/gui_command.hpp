@@ -24,6 +24,7 @@ struct GuiOptions {
   std::optional<std::string> plot_tab;  // the Plots panel's tab at start: tflops|speedup|latency|gbps|metric
   std::optional<std::string> facet;     // the Plots panel's panels at start: none|auto|an axis
   std::vector<std::string> plugins;     // --plugin PATH: plug-in kernels in the kernel list and sweeps
+  std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu: likewise, compiled with NVRTC
   std::optional<std::string> select;    // case id selected at start
 };
 

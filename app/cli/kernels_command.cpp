@@ -55,14 +55,30 @@ std::vector<Probe> probes(DType t) {
   return v;
 }
 
+// why_not() of a kernel source compiles the source: a compile error is shown in the cell, not fatal.
+std::string probe_reason(const KernelSpec& k, const Problem& p) {
+  try {
+    return k.why_not(p, {});
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    return "does not compile: " + what.substr(0, what.find('\n'));
+  }
+}
+
 // The head dims in 16..1024 (probed in steps of 16) the kernel takes, as compact runs of one step:
-// "16-256", "32-1024 step 32"; a run of fewer than three dims is listed as is.
-std::string head_dim_ranges(const KernelSpec& k, DType t) {
+// "16-256", "32-1024 step 32"; a run of fewer than three dims is listed as is. A kernel source is
+// compiled per head dim, so it is probed on the common ones only.
+std::string head_dim_ranges(const KernelSpec& k, DType t, bool compiled_per_case) {
+  std::vector<int> candidates;
+  if (compiled_per_case)
+    candidates = {32, 64, 96, 128, 192, 256};
+  else
+    for (int d = 16; d <= 1024; d += 16) candidates.push_back(d);
   std::vector<int> dims;
-  for (int d = 16; d <= 1024; d += 16) {
+  for (const int d : candidates) {
     Problem p = base_problem(t);
     p.head_dim = p.head_dim_v = d;
-    if (k.why_not(p, {}).empty()) dims.push_back(d);
+    if (probe_reason(k, p).empty()) dims.push_back(d);
   }
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ",") + s; };
@@ -117,11 +133,18 @@ std::string knob_values(const KnobSpec& knob) {
 
 }  // namespace
 
-int list_kernels(bool as_json, const std::vector<std::string>& plugins) {
+int list_kernels(bool as_json, const std::vector<std::string>& plugins,
+                 const std::vector<std::string>& kernel_sources) {
   try {
     load_plugins(plugin_paths(plugins));
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope kernels: --plugin %s\n", e.what());
+    return kExitBadInput;
+  }
+  try {
+    load_plugins(kernel_sources);
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope kernels: --kernel-source %s\n", e.what());
     return kExitBadInput;
   }
   const std::vector<const KernelSpec*> listed = listed_kernels();
@@ -136,15 +159,16 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins) {
     const PluginInfo* lib = plugin_of(k.id);
     nlohmann::json j{
         {"id", k.id}, {"backend", std::string(to_string(k.backend))}, {"description", k.description}};
-    if (lib) j["plugin"] = {{"path", lib->path}, {"sha256", lib->sha256}};
+    const bool source = lib && lib->kind == "source";
+    if (lib) j["plugin"] = {{"path", lib->path}, {"sha256", lib->sha256}, {"kind", lib->kind}};
     std::vector<std::string> row{k.id, std::string(to_string(k.backend))};
     for (const Probe& probe : probes(native)) {
-      const std::string why = k.why_not(probe.problem, {});
+      const std::string why = probe_reason(k, probe.problem);
       j["supports"][probe.name] = why.empty();
       if (!why.empty()) j["refuses"][probe.name] = why;
       row.push_back(why.empty() ? "yes" : "no");
     }
-    const std::string dims = head_dim_ranges(k, native);
+    const std::string dims = head_dim_ranges(k, native, source);
     j["head_dims"] = dims;
     for (const KnobSpec& knob : k.knobs) {
       j["knobs"].push_back({{"name", knob.name},
@@ -156,7 +180,8 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins) {
     }
     row.push_back(dims);
     row.push_back(knob_names(k));
-    row.push_back(lib ? k.description + " [plug-in " + lib->path + "]" : k.description);
+    row.push_back(lib ? k.description + (source ? " [kernel source " : " [plug-in ") + lib->path + "]"
+                      : k.description);
     table.push_back(std::move(row));
     all.push_back(std::move(j));
   }

@@ -224,7 +224,7 @@ RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   run.protocol = rp.spec.protocol;
   run.baseline = rp.spec.baseline;
   for (const PluginInfo& p : loaded_plugins())
-    run.plugins.push_back({p.path, p.size, p.sha256, p.name, p.kernels});
+    run.plugins.push_back({p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile});
   return run;
 }
 
@@ -310,6 +310,12 @@ int run_sweep(const RunOptions& options) {
     load_plugins(plugin_paths(options.plugins));
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope run: --plugin %s\n", e.what());
+    return kExitBadInput;
+  }
+  try {
+    load_plugins(options.kernel_sources);
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope run: --kernel-source %s\n", e.what());
     return kExitBadInput;
   }
   RunPlan rp;

@@ -21,6 +21,21 @@ void add_run_flags(CLI::App& cmd, RunOptions& o) {
                  "repeatable, after those in ATTNSCOPE_PLUGIN_PATH (':'-separated); workers load the same")
       ->type_name("PATH")
       ->group("Sweep");
+  add_kernel_source_option(cmd, o.kernel_sources,
+                           "compile a CUDA kernel source with NVRTC and sweep its kernel "
+                           "(include/attnscope/kernel_source.h; docs/plugins.md); repeatable; workers load the same")
+      ->group("Sweep");
+}
+
+CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& into, const std::string& help) {
+  return cmd.add_option("--kernel-source", into, help)
+      ->type_name("FILE.cu")
+      ->check(
+          [](const std::string& v) -> std::string {
+            if (v.size() > 3 && v.compare(v.size() - 3, 3, ".cu") == 0) return {};
+            return "'" + v + "': expected a .cu file written to include/attnscope/kernel_source.h";
+          },
+          "FILE.cu");
 }
 
 std::vector<std::string> run_args(const RunOptions& o) {
@@ -48,6 +63,10 @@ std::vector<std::string> run_args(const RunOptions& o) {
   if (o.report) args.emplace_back("--report");
   for (const std::string& p : o.plugins) {
     args.emplace_back("--plugin");
+    args.push_back(p);
+  }
+  for (const std::string& p : o.kernel_sources) {
+    args.emplace_back("--kernel-source");
     args.push_back(p);
   }
   return args;

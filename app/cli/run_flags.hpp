@@ -13,6 +13,9 @@ namespace attn::cli {
 // Sweep flags, --quiet, --plan-only and the isolation flags. `o` must outlive the parse.
 void add_run_flags(CLI::App& cmd, RunOptions& o);
 
+// --kernel-source FILE.cu (repeatable) into `into`; a name not ending in .cu is refused at parse time.
+CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& into, const std::string& help);
+
 // "run" and the flags that give `o` back (command_line is not a flag and is left out).
 std::vector<std::string> run_args(const RunOptions& o);
 

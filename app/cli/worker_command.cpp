@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/run_flags.hpp"
 #include "kernels/api/plugin_loader.hpp"
 #include "profiling/worker/worker_loop.hpp"
 #include "reports/worker_json.hpp"
@@ -24,13 +25,14 @@ void add_worker_flags(CLI::App& cmd, WorkerOptions& o) {
   cmd.add_option("--plugin", o.plugins,
                  "load a plug-in library (when stdin brings no setup line); repeatable")
       ->type_name("PATH");
+  add_kernel_source_option(cmd, o.kernel_sources, "load a kernel source (when stdin brings no setup line); repeatable");
 }
 
 int run_worker_command(const WorkerOptions& options) {
   WorkerSetup defaults;
   defaults.device = options.device;
   defaults.debug_kernels = options.debug_kernels;
-  defaults.plugins = plugin_paths(options.plugins);
+  defaults.plugins = plugin_paths(options.plugins, options.kernel_sources);
   if (options.backend) {
     const auto b = parse_backend(*options.backend);
     if (!b) {

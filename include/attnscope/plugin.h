@@ -15,8 +15,15 @@
 #ifndef ATTNSCOPE_PLUGIN_H
 #define ATTNSCOPE_PLUGIN_H
 
+#if defined(__CUDACC_RTC__)
+/* NVRTC (kernel sources, attnscope/kernel_source.h) has no C library headers. */
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

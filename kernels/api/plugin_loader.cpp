@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "include/attnscope/plugin.h"
+#include "kernels/api/plugin_abi.hpp"
 #include "kernels/api/sha256.hpp"
+#include "kernels/api/source_kernel.hpp"
 #include "kernels/registry.hpp"
 
 namespace attn {
@@ -20,27 +22,6 @@ namespace {
 std::vector<PluginInfo>& plugins() {
   static std::vector<PluginInfo> p;
   return p;
-}
-
-attn_problem to_abi(const Problem& p) {
-  attn_problem a{};
-  a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;
-  a.seq_q = p.seq_q, a.seq_kv = p.seq_kv, a.head_dim = p.head_dim, a.head_dim_v = p.head_dim_v;
-  a.dtype = p.dtype == DType::fp16   ? ATTN_DTYPE_FP16
-            : p.dtype == DType::bf16 ? ATTN_DTYPE_BF16
-                                     : ATTN_DTYPE_FP32;
-  a.causal = p.causal ? 1 : 0;
-  a.window_left = p.window.left, a.window_right = p.window.right;
-  a.layout = ATTN_LAYOUT_BSHD;
-  a.scale = static_cast<float>(p.default_scale());
-  auto bshd = [](std::int64_t(&s)[4], std::int64_t seq, std::int64_t heads, std::int64_t dim) {
-    s[0] = seq * heads * dim, s[1] = heads * dim, s[2] = dim, s[3] = 1;
-  };
-  bshd(a.q_strides, p.seq_q, p.heads_q, p.head_dim);
-  bshd(a.k_strides, p.seq_kv, p.heads_kv, p.head_dim);
-  bshd(a.v_strides, p.seq_kv, p.heads_kv, p.head_dim_v);
-  bshd(a.o_strides, p.seq_q, p.heads_q, p.head_dim_v);
-  return a;
 }
 
 // Every knob the kernel declares, with the case's value (0 = its default).
@@ -164,6 +145,35 @@ void check_table(const std::string& path, const attn_plugin& t) {
   }
 }
 
+void load_source(const std::string& path) {
+  SourceDirectives d;
+  KernelSpec spec = kernel_source_spec(path, d);
+  if (find_kernel(spec.id)) {
+    const PluginInfo* owner = plugin_of(spec.id);
+    throw PluginError(path + ": id: kernel '" + spec.id + "' is already registered" +
+                      (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) + "; ids must be unique");
+  }
+  PluginInfo info;
+  info.path = path;
+  std::error_code ec;
+  info.size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+  info.sha256 = sha256_file(path);
+  info.name = "kernel source";
+  info.kind = "source";
+  info.kernels = {spec.id};
+  info.compile = {"NVRTC", "-arch=" + source_arch(), "-std=c++17", "-lineinfo"};
+  try {
+    info.compile[0] += " " + nvrtc_version();
+  } catch (const PluginError&) {
+    // Listing works without NVRTC; a case that needs the compiler says it is missing.
+  }
+  info.compile.insert(info.compile.end(), d.options.begin(), d.options.end());
+  std::vector<KernelSpec> specs;
+  specs.push_back(std::move(spec));
+  register_plugin_kernels(std::move(specs));
+  plugins().push_back(std::move(info));
+}
+
 }  // namespace
 
 void load_plugins(const std::vector<std::string>& paths) {
@@ -174,8 +184,13 @@ void load_plugins(const std::vector<std::string>& paths) {
     if (std::any_of(plugins().begin(), plugins().end(), [&](const PluginInfo& p) { return p.path == path; }))
       continue;
     if (!std::filesystem::is_regular_file(path, ec))
-      throw PluginError(path +
-                        ": no such file (--plugin or ATTNSCOPE_PLUGIN_PATH); expected a shared library");
+      throw PluginError(path + (is_kernel_source(path)
+                                    ? ": no such file (--kernel-source); expected a .cu file"
+                                    : ": no such file (--plugin or ATTNSCOPE_PLUGIN_PATH); expected a shared library"));
+    if (is_kernel_source(path)) {
+      load_source(path);
+      continue;
+    }
     // RTLD_LOCAL: two plug-ins may define the same symbol names. Never unloaded: kernels keep
     // pointers into the library's tables.
     void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -224,7 +239,8 @@ const PluginInfo* plugin_of(std::string_view kernel_id) {
   return nullptr;
 }
 
-std::vector<std::string> plugin_paths(const std::vector<std::string>& extra) {
+std::vector<std::string> plugin_paths(const std::vector<std::string>& extra,
+                                      const std::vector<std::string>& kernel_sources) {
   std::vector<std::string> out;
   if (const char* env = std::getenv("ATTNSCOPE_PLUGIN_PATH")) {
     std::string s = env;
@@ -236,6 +252,7 @@ std::vector<std::string> plugin_paths(const std::vector<std::string>& extra) {
     }
   }
   out.insert(out.end(), extra.begin(), extra.end());
+  out.insert(out.end(), kernel_sources.begin(), kernel_sources.end());
   return out;
 }
 

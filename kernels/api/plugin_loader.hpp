@@ -17,24 +17,32 @@ class PluginError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A loaded library, as run records name it.
+// A loaded library or kernel source, as run records name it.
 struct PluginInfo {
   std::string path;  // absolute
   std::int64_t size = 0;
   std::string sha256;
-  std::string name;                  // the plug-in's own name
+  std::string name;                  // the plug-in's own name; "kernel source" for a .cu
   std::vector<std::string> kernels;  // the ids it registered
+  std::string kind = "library";      // "library" or "source"
+  // For a kernel source: the compiler and the options every configuration shares (NVRTC 13.0,
+  // -arch, -std, ...); each case adds its -DATTN_HEAD_DIM, -DATTN_DTYPE and knob definitions.
+  std::vector<std::string> compile;
 };
 
 // Loads each library not loaded yet (a path loaded before is skipped), in order; throws PluginError
 // for the first that is missing, lacks the entry point, has another ABI version, leaves a required
 // field NULL, or declares an id already registered. Nothing of a rejected library is registered.
+// A path ending in .cu is a kernel source (kernels/api/source_kernel.hpp): its directives are read
+// and its kernel registered; it is compiled when a case needs it.
 void load_plugins(const std::vector<std::string>& paths);
 // Every library loaded in this process, in load order.
 const std::vector<PluginInfo>& loaded_plugins();
 // The library that registered `kernel_id`, or nullptr for a built-in kernel.
 const PluginInfo* plugin_of(std::string_view kernel_id);
-// ATTNSCOPE_PLUGIN_PATH split at ':' (empty entries dropped), then `extra`.
-std::vector<std::string> plugin_paths(const std::vector<std::string>& extra);
+// ATTNSCOPE_PLUGIN_PATH split at ':' (empty entries dropped), then `extra` (--plugin), then
+// `kernel_sources` (--kernel-source).
+std::vector<std::string> plugin_paths(const std::vector<std::string>& extra,
+                                      const std::vector<std::string>& kernel_sources = {});
 
 }  // namespace attn

@@ -10,6 +10,9 @@
 #ifndef ATTNSCOPE_EXAMPLE_PLUGIN
 #define ATTNSCOPE_EXAMPLE_PLUGIN ""
 #endif
+#ifndef ATTNSCOPE_CUDA_EXAMPLE_PLUGIN
+#define ATTNSCOPE_CUDA_EXAMPLE_PLUGIN ""
+#endif
 #ifndef ATTNSCOPE_TEST_PLUGIN_DIR
 #define ATTNSCOPE_TEST_PLUGIN_DIR ""
 #endif
@@ -33,6 +36,11 @@ const std::string& gui_binary() {
 
 const std::string& example_plugin() {
   static const std::string p = ATTNSCOPE_EXAMPLE_PLUGIN;
+  return p;
+}
+
+const std::string& cuda_example_plugin() {
+  static const std::string p = ATTNSCOPE_CUDA_EXAMPLE_PLUGIN;
   return p;
 }
 
