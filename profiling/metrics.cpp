@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 
+#include "kernels/api/plugin_loader.hpp"
 #include "profiling/sweep/command_line.hpp"
 
 namespace attn {
@@ -360,6 +361,12 @@ std::string ncu_command_for(const std::string& attnscope_exe, const std::string&
   std::vector<std::string> argv{attnscope_exe, "run"};
   for (std::string& a : sweep_args(o, FlagStyle::joined)) argv.push_back(std::move(a));
   argv.emplace_back("--quiet");
+  // A plug-in's or kernel source's kernel exists only once its file is loaded.
+  const std::string id = kernel.substr(0, kernel.find('@'));
+  if (const PluginInfo* lib = plugin_of(id)) {
+    argv.emplace_back(lib->kind == "source" ? "--kernel-source" : "--plugin");
+    argv.push_back(lib->path);
+  }
   return fmt::format("ncu --nvtx --nvtx-include {} --clock-control none --cache-control none --metrics {} {}",
                      shell_quote(filter), names, join_command_line(argv));
 }

@@ -26,6 +26,9 @@ constexpr float kLn2 = 0.6931471805599453f;
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
 
 __host__ __device__ constexpr int smem_bytes(int head_dim) { return 2 * kKeys * (head_dim + kPad) * 2; }
+// Blocks per SM the register budget is set for (__launch_bounds__): left to itself, ptxas picks
+// a few registers more under nvcc than under NVRTC and loses a block per SM.
+__host__ __device__ constexpr int min_blocks(int head_dim) { return head_dim <= 64 ? 4 : 3; }
 
 // Two floats packed as (lo, hi) 16-bit values of the element type.
 template <bool Bf16>
@@ -233,7 +236,8 @@ __device__ __forceinline__ void attention(const attn_args& args, const attn_prob
 
 ATTN_LAUNCH(tiled::kThreads, tiled::kRows, tiled::smem_bytes(ATTN_HEAD_DIM));
 
-extern "C" __global__ void __launch_bounds__(tiled::kThreads) attn_forward(attn_args args, attn_problem p) {
+extern "C" __global__ void __launch_bounds__(tiled::kThreads, tiled::min_blocks(ATTN_HEAD_DIM))
+    attn_forward(attn_args args, attn_problem p) {
   tiled::attention<ATTN_HEAD_DIM, ATTN_DTYPE == ATTN_BF16>(args, p);
 }
 #endif
