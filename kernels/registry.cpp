@@ -1,6 +1,7 @@
 // The registry built from kernels/registry.def (one line per kernel), plus the debug kernels.
 #include "kernels/registry.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,17 @@ std::deque<KernelSpec>& plugin_registry() {
 
 void register_plugin_kernels(std::vector<KernelSpec> specs) {
   for (KernelSpec& s : specs) plugin_registry().push_back(std::move(s));
+}
+
+void replace_plugin_kernels(std::vector<KernelSpec> specs) {
+  for (KernelSpec& s : specs) {
+    auto& r = plugin_registry();
+    const auto it = std::find_if(r.begin(), r.end(), [&](const KernelSpec& k) { return k.id == s.id; });
+    if (it != r.end())
+      *it = std::move(s);
+    else
+      r.push_back(std::move(s));
+  }
 }
 
 std::vector<const KernelSpec*> listed_kernels() {

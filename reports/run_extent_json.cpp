@@ -68,9 +68,12 @@ std::vector<RunDevice> run_devices_from(const json& j, const std::string& path) 
 json run_plugins_json(const std::vector<PluginRecord>& plugins) {
   json a = json::array();
   for (const PluginRecord& p : plugins) {
-    json e = {{"path", p.path}, {"size", p.size}, {"sha256", p.sha256}, {"name", p.name}, {"kernels", p.kernels}};
+    json e = {
+        {"path", p.path}, {"size", p.size}, {"sha256", p.sha256}, {"name", p.name}, {"kernels", p.kernels}};
     if (p.kind != "library") e["kind"] = p.kind;
     if (!p.compile.empty()) e["compile"] = p.compile;
+    if (!p.watched.empty()) e["watched"] = p.watched;
+    if (p.version > 0) e["version"] = p.version;
     a.push_back(std::move(e));
   }
   return a;
@@ -94,6 +97,12 @@ std::vector<PluginRecord> run_plugins_from(const json& j, const std::string& pat
     get_string(e, "kind", p, r.kind);
     if (r.kind != "library" && r.kind != "source")
       throw ResultsFormatError(p + ".kind: '" + r.kind + "'; expected \"library\" or \"source\"");
+    get_string(e, "watched", p, r.watched);
+    if (const json* v = find(e, "version")) {
+      if (!v->is_number_integer() || v->get<int>() < 1)
+        throw ResultsFormatError(p + ".version: expected a positive integer, got " + v->dump());
+      r.version = v->get<int>();
+    }
     if (const json* c = find(e, "compile")) {
       if (!c->is_array()) throw ResultsFormatError(p + ".compile: expected an array of strings");
       for (std::size_t n = 0; n < c->size(); ++n) r.compile.push_back(as_string((*c)[n], p + ".compile"));

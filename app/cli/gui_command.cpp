@@ -76,9 +76,14 @@ void add_gui_flags(CLI::App& cmd, GuiOptions& o) {
                  "load a plug-in library: its kernels join the kernel list and the sweeps (repeatable; "
                  "ATTNSCOPE_PLUGIN_PATH too; docs/plugins.md)")
       ->type_name("PATH");
-  add_kernel_source_option(cmd, o.kernel_sources,
-                           "compile a CUDA kernel source with NVRTC: its kernel joins the kernel list and the "
-                           "sweeps (repeatable; docs/plugins.md)");
+  add_kernel_source_option(
+      cmd, o.kernel_sources,
+      "compile a CUDA kernel source with NVRTC: its kernel joins the kernel list and the "
+      "sweeps (repeatable; docs/plugins.md)");
+  cmd.add_option("--watch", o.watch,
+                 "watch a plug-in library (.so) or kernel source (.cu): each save loads a new version and "
+                 "reruns the current sweep for its kernels as its own series, my.kernel@v2 (repeatable)")
+      ->type_name("FILE");
   cmd.add_option("--select", o.select, "case id selected at start (Inspector, table and plots)");
 }
 

@@ -25,7 +25,8 @@ struct GuiOptions {
   std::optional<std::string> facet;     // the Plots panel's panels at start: none|auto|an axis
   std::vector<std::string> plugins;     // --plugin PATH: plug-in kernels in the kernel list and sweeps
   std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu: likewise, compiled with NVRTC
-  std::optional<std::string> select;    // case id selected at start
+  std::vector<std::string> watch;           // --watch FILE (.so or .cu): hot reload, each save a new version
+  std::optional<std::string> select;        // case id selected at start
 };
 
 void add_gui_flags(CLI::App& cmd, GuiOptions& options);

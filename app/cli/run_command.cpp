@@ -224,7 +224,8 @@ RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   run.protocol = rp.spec.protocol;
   run.baseline = rp.spec.baseline;
   for (const PluginInfo& p : loaded_plugins())
-    run.plugins.push_back({p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile});
+    run.plugins.push_back(
+        {p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile, p.watched, p.version});
   return run;
 }
 

@@ -52,6 +52,7 @@ GuiState::GuiState(const cli::GuiOptions& opts, GuiSettings s, fs::path settings
   dialog.width = settings.export_width;
   dialog.height = settings.export_height;
   for (const std::string& f : options.open) open_results(f);
+  for (const std::string& f : options.watch) watch_file(f);
   if (options.replay) start_replay(*options.replay, options.replay_speed);
 }
 
@@ -79,6 +80,7 @@ void GuiState::begin_frame() {
           if (c.case_id == *options.select && !selection) select(r.key, c.case_id);
     }
   }
+  step_watch();
   if (m_form_dirty) {
     rebuild_preview();
     m_form_dirty = false;
@@ -287,29 +289,34 @@ void GuiState::start_sweep() {
     notify("cannot start the sweep: " + preview.error, true);
     return;
   }
+  if (launch_sweep(preview.spec, preview.backend, preview.cases, settings.form)) save_settings_now();
+}
+
+bool GuiState::launch_sweep(const SweepSpec& spec, Backend backend, const std::vector<Case>& cases,
+                            const SweepForm& form) {
   SweepJob job;
-  job.spec = preview.spec;
-  job.command_line = command_line(settings.form);
-  job.worker_cmds = worker_commands(settings.form);
+  job.spec = spec;
+  job.command_line = command_line(form);
+  job.worker_cmds = worker_commands(form);
   job.case_timeout_s = cli::kDefaultCaseTimeout_s;
   job.start_timeout_s = cli::kDefaultWorkerStartTimeout_s;
   try {
-    job.devices = form_devices(settings.form, preview.backend);
+    job.devices = form_devices(form, backend);
     std::optional<Shard> shard;
-    if (!settings.form.shard.empty()) shard = parse_shard(settings.form.shard);
-    job.plan.backend = preview.backend;
+    if (!form.shard.empty()) shard = parse_shard(form.shard);
+    job.plan.backend = backend;
     job.plan.shard = shard;
-    job.plan.plan_cases = preview.cases.size();
-    job.plan.plan_id = plan_fingerprint(preview.cases);
+    job.plan.plan_cases = cases.size();
+    job.plan.plan_id = plan_fingerprint(cases);
     if (shard) {
-      job.plan.plan_index = shard_indices(preview.cases, *shard);
+      job.plan.plan_index = shard_indices(cases, *shard);
     } else {
-      for (std::size_t i = 0; i < preview.cases.size(); ++i) job.plan.plan_index.push_back(i);
+      for (std::size_t i = 0; i < cases.size(); ++i) job.plan.plan_index.push_back(i);
     }
-    for (std::size_t i : job.plan.plan_index) job.plan.cases.push_back(preview.cases[i]);
+    for (std::size_t i : job.plan.plan_index) job.plan.cases.push_back(cases[i]);
   } catch (const SpecError& e) {
     notify(std::string("cannot start the sweep: ") + e.what(), true);
-    return;
+    return false;
   }
   if (!job.spec.out_dir.empty()) {
     job.out_dir = job.spec.out_dir;
@@ -319,7 +326,7 @@ void GuiState::start_sweep() {
               "/results.jsonl already exists; Resume continues it, or clear the output field or pick a new "
               "folder",
           true);
-      return;
+      return false;
     }
   } else {
     const std::string id = new_run_id(job.spec.name);
@@ -329,16 +336,15 @@ void GuiState::start_sweep() {
   }
   if (job.plan.cases.empty()) {
     notify("the sweep plans no case", true);
-    return;
+    return false;
   }
   const std::size_t n = job.plan.cases.size();
   const std::size_t workers = std::max<std::size_t>(1, job.worker_cmds.size()) * job.devices.size();
   const std::string where = job.out_dir.string();
-  if (m_runner.start_sweep(std::move(job))) {
-    notify(fmt::format("sweep started: {} cases on {} worker{} -> {}", n, workers, workers == 1 ? "" : "s",
-                       where));
-    save_settings_now();
-  }
+  if (!m_runner.start_sweep(std::move(job))) return false;
+  notify(fmt::format("sweep started: {} cases on {} worker{} -> {}", n, workers, workers == 1 ? "" : "s",
+                     where));
+  return true;
 }
 
 bool GuiState::resume_sweep(const std::string& dir) {

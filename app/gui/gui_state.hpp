@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "app/cli/gui_command.hpp"
 #include "app/gui/imgui_plot.hpp"
+#include "app/gui/kernel_watch.hpp"
 #include "app/gui/persistence.hpp"
 #include "app/gui/result_store.hpp"
 #include "app/gui/sweep_form.hpp"
@@ -111,6 +113,9 @@ class GuiState {
   void mark_plot_settings_changed() { m_plot_dirty = true; }
   void open_dialog(PathDialog::Kind kind);
   void save_settings_now();
+  // Hot reload (gui_watch.cpp): watch a plug-in library or kernel source; false and a toast when it
+  // cannot be loaded.
+  bool watch_file(const std::string& path);
 
   // --- owned state the panels edit directly
   GuiSettings settings;
@@ -123,6 +128,9 @@ class GuiState {
   std::vector<PlotWidget> plot_panels;
   plot::Figure plot_figure;
   std::vector<std::uint64_t> plot_run_keys;  // store key of each run build_plot saw, by index
+  KernelWatch watch;                         // the watched kernel files and their versions
+  std::string watch_path_input;              // the "Watched kernel files" path field
+  std::string watch_open_diagnostic;         // the compile diagnostic whose lines are shown ("v:line:i")
   PlotWidget roofline;
   std::uint64_t roofline_run_key = 0;
   std::string roofline_title;         // which run the roofline shows
@@ -157,6 +165,11 @@ class GuiState {
 
  private:
   void rebuild_preview();
+  void step_watch();  // gui_watch.cpp: hot reload, once per frame
+  // Starts `cases` (planned from `spec`) on the form's workers, devices and shard; false and a toast
+  // when it cannot.
+  bool launch_sweep(const SweepSpec& spec, Backend backend, const std::vector<Case>& cases,
+                    const SweepForm& form);
   void rebuild_plot();
   void update_results_units();
   void rebuild_roofline();
@@ -170,6 +183,17 @@ class GuiState {
   plot::UnitScale m_results_time_unit = plot::scaled_unit("ms", 0);
   plot::UnitScale m_results_flops_unit = plot::scaled_unit("TFLOPS", 0);
   JobProgress m_progress;
+  // The background plan of a watched file's new version (a kernel source compiles in it).
+  struct WatchPlan {
+    std::future<std::vector<Case>> cases;
+    std::string file;
+    int version = 0;
+    SweepSpec spec;
+    Backend backend = Backend::cpu;
+    SweepForm form;
+  };
+  std::optional<WatchPlan> m_watch_plan;
+  std::uint64_t m_watch_store_key_before = 0;  // the job's store key before a version's sweep started
   bool m_form_dirty = true, m_plot_dirty = true;
   static constexpr double kLiveRefreshS = 0.25;  // [s] live-data refresh period during a sweep
   double m_last_refresh_s = -1e9;                // [s] ImGui time of the last snapshot taken

@@ -288,6 +288,19 @@ void write_widget_map(const GuiState& s, const fs::path& file, int frame, std::s
       {"panels", panels},
       {"facet", s.plot_figure.facet},
       {"message", s.plot.message}};
+  nlohmann::json watched = nlohmann::json::array();
+  for (const WatchedFile& f : s.watch.files()) {
+    nlohmann::json versions = nlohmann::json::array();
+    for (const WatchVersion& v : f.versions)
+      versions.push_back({{"number", v.number},
+                          {"state", to_string(v.state)},
+                          {"ok", v.ok},
+                          {"failed", v.failed},
+                          {"diagnostics", v.diagnostics.size()},
+                          {"message", v.message}});
+    watched.push_back({{"path", f.path}, {"kernels", f.kernels}, {"versions", versions}});
+  }
+  j["watch"] = watched;
   j["runs"] = s.runs().size();
   j["selection"] = s.selection ? s.selection->case_id : "";
   j["dialog_open"] = s.dialog.kind != PathDialog::Kind::none;

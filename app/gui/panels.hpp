@@ -13,6 +13,7 @@ void draw_menu_bar(GuiState& s);         // main_window.cpp
 void draw_run_bar(GuiState& s);          // run_bar.cpp
 void draw_status_bar(GuiState& s);       // run_bar.cpp
 void draw_sweep_panel(GuiState& s);      // sweep_panel.cpp
+void draw_watch_section(GuiState& s);    // watch_panel.cpp (inside the sweep panel)
 void draw_plots_panel(GuiState& s);      // plots_panel.cpp
 void draw_results_panel(GuiState& s);    // results_panel.cpp
 void draw_inspector_panel(GuiState& s);  // inspector_panel.cpp

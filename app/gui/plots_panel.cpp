@@ -208,6 +208,12 @@ void draw_plots_panel(GuiState& s) {
         if (c->timing)
           ImGui::TextDisabled("median %s, %s TFLOPS  (click to inspect)",
                               fmt_ms(c->timing->median_ms).c_str(), fmt_num(c->tflops).c_str());
+        if (const StoredRun* run = s.run_by_key(key))
+          for (const PluginRecord& lib : run->data.run.plugins)
+            if (lib.version > 0 &&
+                std::find(lib.kernels.begin(), lib.kernels.end(), c->kernel) != lib.kernels.end())
+              ImGui::TextDisabled("v%d of %s, sha256 %s", lib.version, lib.watched.c_str(),
+                                  lib.sha256.substr(0, 12).c_str());
         ImGui::EndTooltip();
       }
     }

@@ -289,6 +289,7 @@ void draw_sweep_panel(GuiState& s) {
   ImGui::SetNextItemWidth(-1);
   changed |= ImGui::InputTextWithHint("##out", "runs/<run-id>", &form.out);
   draw_workers(s, changed);
+  draw_watch_section(s);
 
   // Planning preview.
   ImGui::Spacing();

@@ -179,7 +179,8 @@ void JobRunner::run_sweep(SweepJob job) {
   base.baseline = job.spec.baseline.empty() ? std::string() : variant_label_of(job.spec.baseline);
   base.backend = std::string(to_string(job.plan.backend));
   for (const PluginInfo& p : loaded_plugins())
-    base.plugins.push_back({p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile});
+    base.plugins.push_back(
+        {p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile, p.watched, p.version});
 
   StoredRun stored;
   stored.label = base.run_id;

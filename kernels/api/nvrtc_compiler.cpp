@@ -31,7 +31,8 @@ constexpr NvrtcResult kNvrtcSuccess = 0;
 
 struct Nvrtc {
   NvrtcResult (*version)(int*, int*) = nullptr;
-  NvrtcResult (*create)(NvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  NvrtcResult (*create)(NvrtcProgram*, const char*, const char*, int, const char* const*,
+                        const char* const*) = nullptr;
   NvrtcResult (*compile)(NvrtcProgram, int, const char* const*) = nullptr;
   NvrtcResult (*log_size)(NvrtcProgram, std::size_t*) = nullptr;
   NvrtcResult (*log)(NvrtcProgram, char*) = nullptr;
@@ -84,8 +85,8 @@ const Nvrtc& nvrtc() {
       if (!ec && fs::exists(inc / "cuda_fp16.h", ec)) n.include_dir = inc.string();
     }
     if (n.include_dir.empty())
-      for (const char* root : std::initializer_list<const char*>{std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"),
-                                                                 "/usr/local/cuda"})
+      for (const char* root : std::initializer_list<const char*>{std::getenv("CUDA_HOME"),
+                                                                 std::getenv("CUDA_PATH"), "/usr/local/cuda"})
         if (std::error_code ec; root && fs::exists(fs::path(root) / "include" / "cuda_fp16.h", ec)) {
           n.include_dir = (fs::path(root) / "include").string();
           break;
@@ -103,9 +104,10 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// Every file `text` includes with "..." that exists beside it (recursively), with its contents:
-// what the cache key must cover besides the source itself.
-void quoted_includes(const std::string& text, const fs::path& dir, std::map<std::string, std::string>& seen) {
+// Every file `text` includes with "..." that exists beside it or in `dirs` (recursively), with its
+// contents: what the cache key must cover besides the source itself.
+void quoted_includes(const std::string& text, const fs::path& dir, const std::vector<std::string>& dirs,
+                     std::map<std::string, std::string>& seen) {
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
@@ -116,12 +118,15 @@ void quoted_includes(const std::string& text, const fs::path& dir, std::map<std:
     if (inc == std::string::npos || open == std::string::npos || open < inc) continue;
     const std::size_t close = line.find('"', open + 1);
     if (close == std::string::npos) continue;
+    const std::string name = line.substr(open + 1, close - open - 1);
     std::error_code ec;
-    const fs::path file = fs::weakly_canonical(dir / line.substr(open + 1, close - open - 1), ec);
+    fs::path file = fs::weakly_canonical(dir / name, ec);
+    for (std::size_t i = 0; i < dirs.size() && (ec || !fs::is_regular_file(file, ec)); ++i)
+      file = fs::weakly_canonical(fs::path(dirs[i]) / name, ec);
     if (ec || !fs::is_regular_file(file, ec) || seen.count(file.string())) continue;
     std::string body = read_file(file);
     seen.emplace(file.string(), body);
-    quoted_includes(body, file.parent_path(), seen);
+    quoted_includes(body, file.parent_path(), dirs, seen);
   }
 }
 
@@ -129,7 +134,8 @@ std::string cache_key(const std::string& source, const std::map<std::string, std
                       const std::vector<std::string>& options, const std::string& version) {
   std::string material = "attnscope-nvrtc-1\nnvrtc " + version + "\n";
   for (const std::string& o : options) material += "option " + o + "\n";
-  for (const EmbeddedHeader& h : kEmbeddedHeaders) material += std::string("header ") + h.include_name + "\n" + h.text;
+  for (const EmbeddedHeader& h : kEmbeddedHeaders)
+    material += std::string("header ") + h.include_name + "\n" + h.text;
   material += "\nsource\n" + source;
   for (const auto& [path, body] : includes) material += "\ninclude " + path + "\n" + body;
   return sha256_hex(material);
@@ -240,11 +246,12 @@ CompiledSource compile_source(const SourceBuild& build) {
   const Nvrtc& lib = nvrtc();
   const std::string source = read_file(build.path);
   std::map<std::string, std::string> includes;
-  quoted_includes(source, fs::path(build.path).parent_path(), includes);
+  quoted_includes(source, fs::path(build.path).parent_path(), build.include_dirs, includes);
 
   CompiledSource out;
   out.options = {"-arch=" + build.arch, "-std=c++17", "-lineinfo", "--ptxas-options=-v",
                  "-I" + fs::path(build.path).parent_path().string()};
+  for (const std::string& dir : build.include_dirs) out.options.push_back("-I" + dir);
   if (!lib.include_dir.empty()) out.options.push_back("-I" + lib.include_dir);
   for (const auto& [name, value] : build.defines) out.options.push_back("-D" + name + "=" + value);
   out.options.insert(out.options.end(), build.options.begin(), build.options.end());
@@ -273,8 +280,9 @@ CompiledSource compile_source(const SourceBuild& build) {
     header_names.push_back(h.include_name);
   }
   NvrtcProgram prog = nullptr;
-  if (const NvrtcResult r = lib.create(&prog, source.c_str(), build.path.c_str(), static_cast<int>(header_text.size()),
-                                       header_text.data(), header_names.data());
+  if (const NvrtcResult r =
+          lib.create(&prog, source.c_str(), build.path.c_str(), static_cast<int>(header_text.size()),
+                     header_text.data(), header_names.data());
       r != kNvrtcSuccess)
     throw PluginError(build.path + ": nvrtcCreateProgram: " + lib.error_string(r));
   std::vector<const char*> opts;

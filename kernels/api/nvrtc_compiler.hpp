@@ -14,7 +14,7 @@ namespace attn {
 struct CompileDiagnostic {
   std::string file;
   int line = 0;
-  int column = 0;  // 1-based; 0 when NVRTC showed no caret
+  int column = 0;        // 1-based; 0 when NVRTC showed no caret
   std::string severity;  // "error", "warning", "catastrophic error"
   std::string message;
   std::string source_line;
@@ -24,8 +24,9 @@ struct CompileDiagnostic {
 struct SourceBuild {
   std::string path;  // absolute
   std::vector<std::pair<std::string, std::string>> defines;
-  std::string arch;                  // "sm_90a"
-  std::vector<std::string> options;  // extra NVRTC options (the source's `@attnscope option:`)
+  std::string arch;                       // "sm_90a"
+  std::vector<std::string> options;       // extra NVRTC options (the source's `@attnscope option:`)
+  std::vector<std::string> include_dirs;  // searched after the file's own folder (absolute)
 };
 
 struct CompiledSource {

@@ -104,7 +104,8 @@ bool valid_id(std::string_view id) {
 }
 
 // Checks one library's table; throws PluginError naming the field and what was expected.
-void check_table(const std::string& path, const attn_plugin& t) {
+// `previous`: the earlier version of the same watched file, whose ids this one may take over.
+void check_table(const std::string& path, const attn_plugin& t, const PluginInfo* previous) {
   auto fail = [&](const std::string& what) { throw PluginError(path + ": " + what); };
   if (t.abi_version != ATTNSCOPE_PLUGIN_ABI_VERSION)
     fail("attn_plugin.abi_version is " + std::to_string(t.abi_version) + "; this attnscope reads version " +
@@ -136,7 +137,9 @@ void check_table(const std::string& path, const attn_plugin& t) {
       if (!ks.name || ks.n_values < 1 || !ks.values)
         fail(where + ".knobs[" + std::to_string(j) + "]: expected a name and at least one value");
     }
-    if (find_kernel(id) || std::find(ids.begin(), ids.end(), id) != ids.end()) {
+    const bool taken_over = previous && std::find(previous->kernels.begin(), previous->kernels.end(), id) !=
+                                            previous->kernels.end();
+    if ((find_kernel(id) && !taken_over) || std::find(ids.begin(), ids.end(), id) != ids.end()) {
       const PluginInfo* owner = plugin_of(id);
       fail(where + ".id: kernel '" + id + "' is already registered" +
            (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) + "; ids must be unique");
@@ -145,13 +148,19 @@ void check_table(const std::string& path, const attn_plugin& t) {
   }
 }
 
-void load_source(const std::string& path) {
+bool owned_by(const PluginInfo* previous, const std::string& id) {
+  return previous &&
+         std::find(previous->kernels.begin(), previous->kernels.end(), id) != previous->kernels.end();
+}
+
+PluginInfo load_source(const std::string& path, const PluginInfo* previous, std::vector<KernelSpec>& specs) {
   SourceDirectives d;
   KernelSpec spec = kernel_source_spec(path, d);
-  if (find_kernel(spec.id)) {
+  if (find_kernel(spec.id) && !owned_by(previous, spec.id)) {
     const PluginInfo* owner = plugin_of(spec.id);
     throw PluginError(path + ": id: kernel '" + spec.id + "' is already registered" +
-                      (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) + "; ids must be unique");
+                      (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) +
+                      "; ids must be unique");
   }
   PluginInfo info;
   info.path = path;
@@ -168,10 +177,50 @@ void load_source(const std::string& path) {
     // Listing works without NVRTC; a case that needs the compiler says it is missing.
   }
   info.compile.insert(info.compile.end(), d.options.begin(), d.options.end());
-  std::vector<KernelSpec> specs;
   specs.push_back(std::move(spec));
-  register_plugin_kernels(std::move(specs));
-  plugins().push_back(std::move(info));
+  return info;
+}
+
+// One library or kernel source at `path` (absolute, existing): its kernels' specs into `specs`,
+// nothing registered yet.
+PluginInfo load_one(const std::string& path, const PluginInfo* previous, std::vector<KernelSpec>& specs) {
+  if (is_kernel_source(path)) return load_source(path, previous, specs);
+  // RTLD_LOCAL: two plug-ins may define the same symbol names. Never unloaded: kernels keep
+  // pointers into the library's tables.
+  void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* e = ::dlerror();
+    throw PluginError(path + ": cannot load: " + (e ? e : "dlopen failed"));
+  }
+  void* sym = ::dlsym(lib, ATTNSCOPE_PLUGIN_ENTRY);
+  if (!sym) {
+    ::dlclose(lib);
+    throw PluginError(path + ": no symbol '" ATTNSCOPE_PLUGIN_ENTRY
+                             "'; expected extern \"C\" const attn_plugin* attnscope_plugin(void) "
+                             "(include/attnscope/plugin.h)");
+  }
+  const attn_plugin* table = reinterpret_cast<attn_plugin_entry>(sym)();
+  if (!table) {
+    ::dlclose(lib);
+    throw PluginError(path + ": attnscope_plugin() returned NULL; expected its kernel table");
+  }
+  try {
+    check_table(path, *table, previous);
+  } catch (...) {
+    ::dlclose(lib);
+    throw;
+  }
+  PluginInfo info;
+  std::error_code ec;
+  info.path = path;
+  info.size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+  info.sha256 = sha256_file(path);
+  info.name = table->name ? table->name : std::filesystem::path(path).filename().string();
+  for (int32_t i = 0; i < table->n_kernels; ++i) {
+    specs.push_back(spec_of(table->kernels[i]));
+    info.kernels.push_back(table->kernels[i].id);
+  }
+  return info;
 }
 
 }  // namespace
@@ -184,51 +233,32 @@ void load_plugins(const std::vector<std::string>& paths) {
     if (std::any_of(plugins().begin(), plugins().end(), [&](const PluginInfo& p) { return p.path == path; }))
       continue;
     if (!std::filesystem::is_regular_file(path, ec))
-      throw PluginError(path + (is_kernel_source(path)
-                                    ? ": no such file (--kernel-source); expected a .cu file"
-                                    : ": no such file (--plugin or ATTNSCOPE_PLUGIN_PATH); expected a shared library"));
-    if (is_kernel_source(path)) {
-      load_source(path);
-      continue;
-    }
-    // RTLD_LOCAL: two plug-ins may define the same symbol names. Never unloaded: kernels keep
-    // pointers into the library's tables.
-    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* e = ::dlerror();
-      throw PluginError(path + ": cannot load: " + (e ? e : "dlopen failed"));
-    }
-    void* sym = ::dlsym(lib, ATTNSCOPE_PLUGIN_ENTRY);
-    if (!sym) {
-      ::dlclose(lib);
-      throw PluginError(path + ": no symbol '" ATTNSCOPE_PLUGIN_ENTRY
-                               "'; expected extern \"C\" const attn_plugin* attnscope_plugin(void) "
-                               "(include/attnscope/plugin.h)");
-    }
-    const attn_plugin* table = reinterpret_cast<attn_plugin_entry>(sym)();
-    if (!table) {
-      ::dlclose(lib);
-      throw PluginError(path + ": attnscope_plugin() returned NULL; expected its kernel table");
-    }
-    try {
-      check_table(path, *table);
-    } catch (...) {
-      ::dlclose(lib);
-      throw;
-    }
-    PluginInfo info;
-    info.path = path;
-    info.size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
-    info.sha256 = sha256_file(path);
-    info.name = table->name ? table->name : std::filesystem::path(path).filename().string();
+      throw PluginError(
+          path + (is_kernel_source(path)
+                      ? ": no such file (--kernel-source); expected a .cu file"
+                      : ": no such file (--plugin or ATTNSCOPE_PLUGIN_PATH); expected a shared library"));
     std::vector<KernelSpec> specs;
-    for (int32_t i = 0; i < table->n_kernels; ++i) {
-      specs.push_back(spec_of(table->kernels[i]));
-      info.kernels.push_back(table->kernels[i].id);
-    }
+    PluginInfo info = load_one(path, nullptr, specs);
     register_plugin_kernels(std::move(specs));
     plugins().push_back(std::move(info));
   }
+}
+
+const PluginInfo& load_plugin_version(const std::string& snapshot, const std::string& watched, int version) {
+  const auto previous = std::find_if(plugins().begin(), plugins().end(), [&](const PluginInfo& p) {
+    return !p.watched.empty() && p.watched == watched;
+  });
+  std::vector<KernelSpec> specs;
+  PluginInfo info = load_one(snapshot, previous == plugins().end() ? nullptr : &*previous, specs);
+  info.watched = watched;
+  info.version = version;
+  replace_plugin_kernels(std::move(specs));
+  if (previous != plugins().end()) {
+    *previous = std::move(info);
+    return *previous;
+  }
+  plugins().push_back(std::move(info));
+  return plugins().back();
 }
 
 const std::vector<PluginInfo>& loaded_plugins() { return plugins(); }

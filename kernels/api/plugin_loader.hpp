@@ -28,6 +28,10 @@ struct PluginInfo {
   // For a kernel source: the compiler and the options every configuration shares (NVRTC 13.0,
   // -arch, -std, ...); each case adds its -DATTN_HEAD_DIM, -DATTN_DTYPE and knob definitions.
   std::vector<std::string> compile;
+  // A version of a watched file (the GUI's hot reload): `path` is its snapshot, `watched` the file
+  // the user edits, `version` 1, 2, ... in the order the versions were saved; 0 = not watched.
+  std::string watched;
+  int version = 0;
 };
 
 // Loads each library not loaded yet (a path loaded before is skipped), in order; throws PluginError
@@ -36,6 +40,11 @@ struct PluginInfo {
 // A path ending in .cu is a kernel source (kernels/api/source_kernel.hpp): its directives are read
 // and its kernel registered; it is compiled when a case needs it.
 void load_plugins(const std::vector<std::string>& paths);
+// Loads `snapshot`, version `version` of the watched file `watched` (a library or a kernel source):
+// its kernels take the place of the previous version's (same ids), which no longer plan or run; its
+// entry replaces the previous version's in loaded_plugins(). Throws PluginError as load_plugins()
+// does, registering nothing. Call only while nothing plans or runs a case in this process.
+const PluginInfo& load_plugin_version(const std::string& snapshot, const std::string& watched, int version);
 // Every library loaded in this process, in load order.
 const std::vector<PluginInfo>& loaded_plugins();
 // The library that registered `kernel_id`, or nullptr for a built-in kernel.

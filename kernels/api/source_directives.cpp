@@ -11,7 +11,7 @@ namespace attn {
 namespace {
 
 constexpr std::string_view kTag = "// @attnscope ";
-constexpr const char* kKeys = "id, description, entry, writes_lse, stated_rel_l2, knob, option";
+constexpr const char* kKeys = "id, description, entry, writes_lse, stated_rel_l2, knob, option, include_dir";
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -21,7 +21,8 @@ std::string_view trim(std::string_view s) {
 
 bool valid_identifier(std::string_view s) {
   return !s.empty() && !std::isdigit(static_cast<unsigned char>(s.front())) &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+         std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 int parse_int(std::string_view s, const std::string& where) {
@@ -90,7 +91,8 @@ SourceDirectives parse_source_directives(std::string_view text, const std::strin
     const std::string_view body = trim(line.substr(kTag.size()));
     const std::size_t colon = body.find(':');
     const std::string_view key = trim(body.substr(0, colon));
-    const std::string_view value = colon == std::string_view::npos ? std::string_view() : trim(body.substr(colon + 1));
+    const std::string_view value =
+        colon == std::string_view::npos ? std::string_view() : trim(body.substr(colon + 1));
     auto need_value = [&] {
       if (value.empty())
         throw SourceDirectiveError(where + ": '@attnscope " + std::string(key) + ":' has no value");
@@ -121,21 +123,27 @@ SourceDirectives parse_source_directives(std::string_view text, const std::strin
       need_value();
       KnobSpec k = parse_knob(value, where);
       for (const KnobSpec& other : d.knobs)
-        if (other.name == k.name) throw SourceDirectiveError(where + ": knob " + k.name + " is declared twice");
+        if (other.name == k.name)
+          throw SourceDirectiveError(where + ": knob " + k.name + " is declared twice");
       d.knobs.push_back(std::move(k));
     } else if (key == "option") {
       need_value();
       d.options.emplace_back(value);
+    } else if (key == "include_dir") {
+      need_value();
+      d.include_dirs.emplace_back(value);
     } else {
       throw SourceDirectiveError(where + ": unknown directive '@attnscope " + std::string(key) +
                                  "'; expected one of " + kKeys);
     }
   }
   if (d.id.empty())
-    throw SourceDirectiveError(path + ": no '// @attnscope id: family.variant' line; a kernel source names its kernel");
+    throw SourceDirectiveError(
+        path + ": no '// @attnscope id: family.variant' line; a kernel source names its kernel");
   if (d.description.empty())
-    throw SourceDirectiveError(path + ":" + std::to_string(id_line) +
-                               ": no '// @attnscope description: ...' line; expected one line saying what the kernel is");
+    throw SourceDirectiveError(
+        path + ":" + std::to_string(id_line) +
+        ": no '// @attnscope description: ...' line; expected one line saying what the kernel is");
   return d;
 }
 

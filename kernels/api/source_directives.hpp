@@ -17,13 +17,14 @@ class SourceDirectiveError : public std::runtime_error {
 };
 
 struct SourceDirectives {
-  std::string id;           // `id:` family.variant (required)
-  std::string description;  // `description:` one line (required)
-  std::string entry = "attn_forward";  // `entry:` the extern "C" __global__ function
-  bool writes_lse = false;             // `writes_lse` (a flag)
-  double stated_rel_l2 = 0;            // `stated_rel_l2: 2e-3` (0 = the dtype bound)
-  std::vector<KnobSpec> knobs;         // `knob: NAME values=1,2 default=1 help=text...`
-  std::vector<std::string> options;    // `option: -maxrregcount=128` (extra NVRTC options, repeatable)
+  std::string id;                         // `id:` family.variant (required)
+  std::string description;                // `description:` one line (required)
+  std::string entry = "attn_forward";     // `entry:` the extern "C" __global__ function
+  bool writes_lse = false;                // `writes_lse` (a flag)
+  double stated_rel_l2 = 0;               // `stated_rel_l2: 2e-3` (0 = the dtype bound)
+  std::vector<KnobSpec> knobs;            // `knob: NAME values=1,2 default=1 help=text...`
+  std::vector<std::string> options;       // `option: -maxrregcount=128` (extra NVRTC options, repeatable)
+  std::vector<std::string> include_dirs;  // `include_dir: ../common` (relative to the file; repeatable)
 };
 
 // Reads every line of the form `// @attnscope key: value` (any position in the file); other lines

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -24,9 +25,12 @@ namespace {
 
 std::string dtype_macro(DType t) {
   switch (t) {
-    case DType::fp16: return "ATTN_FP16";
-    case DType::bf16: return "ATTN_BF16";
-    case DType::fp32: return "ATTN_FP32";
+    case DType::fp16:
+      return "ATTN_FP16";
+    case DType::bf16:
+      return "ATTN_BF16";
+    case DType::fp32:
+      return "ATTN_FP32";
   }
   return "ATTN_FP32";
 }
@@ -47,7 +51,8 @@ struct LoadedSource {
   cudaKernel_t kernel = nullptr;
 };
 
-LoadedSource load(const CompiledSource& c, const std::string& path, const std::string& entry, int smem_bytes) {
+LoadedSource load(const CompiledSource& c, const std::string& path, const std::string& entry,
+                  int smem_bytes) {
   static std::mutex mutex;
   static std::map<std::string, LoadedSource> loaded;
   std::lock_guard<std::mutex> lock(mutex);
@@ -64,8 +69,8 @@ LoadedSource load(const CompiledSource& c, const std::string& path, const std::s
   }
   // Above 48 KiB, dynamic shared memory must be asked for.
   if (smem_bytes > 48 * 1024)
-    check(cudaFuncSetAttribute(reinterpret_cast<const void*>(s.kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               smem_bytes),
+    check(cudaFuncSetAttribute(reinterpret_cast<const void*>(s.kernel),
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
           path + ": " + std::to_string(smem_bytes) + " bytes of dynamic shared memory (ATTN_LAUNCH)");
   return loaded.emplace(key, s).first->second;
 }
@@ -79,12 +84,14 @@ class SourceKernel final : public PreparedKernel {
   }
   bool writes_lse() const override { return m_writes_lse; }
   void run(const AttentionArgs& a) override {
-    attn_args args{a.q, a.k, a.v, a.o, m_writes_lse ? a.lse : nullptr, a.workspace, a.workspace_bytes, a.stream};
+    attn_args args{a.q,     a.k, a.v, a.o, m_writes_lse ? a.lse : nullptr, a.workspace, a.workspace_bytes,
+                   a.stream};
     void* params[] = {&args, &m_problem};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(m_source.kernel), m_grid,
-                           dim3(static_cast<unsigned>(m_launch.threads)), params,
-                           static_cast<std::size_t>(m_launch.smem_bytes), static_cast<cudaStream_t>(a.stream)),
-          m_id + ": launch");
+    check(
+        cudaLaunchKernel(reinterpret_cast<const void*>(m_source.kernel), m_grid,
+                         dim3(static_cast<unsigned>(m_launch.threads)), params,
+                         static_cast<std::size_t>(m_launch.smem_bytes), static_cast<cudaStream_t>(a.stream)),
+        m_id + ": launch");
   }
 
  private:
@@ -116,12 +123,14 @@ std::string source_arch() {
   return "sm_90a";
 }
 
-SourceBuild source_build(const std::string& path, const SourceDirectives& d, const Problem& p, const Knobs& knobs,
-                         const std::string& arch) {
+SourceBuild source_build(const std::string& path, const SourceDirectives& d, const Problem& p,
+                         const Knobs& knobs, const std::string& arch) {
   SourceBuild b;
   b.path = path;
   b.arch = arch;
   b.options = d.options;
+  for (const std::string& dir : d.include_dirs)
+    b.include_dirs.push_back((std::filesystem::path(path).parent_path() / dir).lexically_normal().string());
   b.defines = {{"ATTN_HEAD_DIM", std::to_string(p.head_dim)},
                {"ATTN_HEAD_DIM_V", std::to_string(p.head_dim_v)},
                {"ATTN_DTYPE", dtype_macro(p.dtype)}};
@@ -140,13 +149,15 @@ SourceLaunch source_launch(const CompiledSource& compiled, const std::string& pa
     throw PluginError(path + ": " + e.what());
   }
   if (!bytes || bytes->size() < 3 * sizeof(int32_t))
-    throw PluginError(path + ": no ATTN_LAUNCH(threads, rows_per_block, smem_bytes) at file scope; a kernel "
-                             "source states its launch (include/attnscope/kernel_source.h)");
+    throw PluginError(path +
+                      ": no ATTN_LAUNCH(threads, rows_per_block, smem_bytes) at file scope; a kernel "
+                      "source states its launch (include/attnscope/kernel_source.h)");
   int32_t v[3];
   std::memcpy(v, bytes->data(), sizeof v);
   if (v[0] < 1 || v[0] > 1024 || v[1] < 1 || v[2] < 0)
     throw PluginError(path + ": ATTN_LAUNCH(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
-                      std::to_string(v[2]) + "): expected 1..1024 threads, at least one row per block and "
+                      std::to_string(v[2]) +
+                      "): expected 1..1024 threads, at least one row per block and "
                       "non-negative shared memory");
   return {v[0], v[1], v[2]};
 }
@@ -198,8 +209,8 @@ KernelSpec kernel_source_spec(const std::string& path, SourceDirectives& directi
     }
     if (p.heads_q > 65535 || p.batch > 65535)
       throw Unsupported("heads_q and batch must be at most 65535 (grid.y and grid.z of a kernel source)");
-    return std::make_unique<SourceKernel>(p, load(c, path, d->entry, launch.smem_bytes), launch, d->writes_lse,
-                                          d->id);
+    return std::make_unique<SourceKernel>(p, load(c, path, d->entry, launch.smem_bytes), launch,
+                                          d->writes_lse, d->id);
 #else
     (void)p, (void)knobs;
     throw KernelError(path + ": this attnscope was built without CUDA; kernel sources need it");
@@ -207,7 +218,9 @@ KernelSpec kernel_source_spec(const std::string& path, SourceDirectives& directi
   };
   if (d->stated_rel_l2 > 0) {
     const double rel = d->stated_rel_l2;
-    s.stated_bound = [rel](const Problem&) { return StatedBound{rel, 8 * rel, "stated by the kernel source"}; };
+    s.stated_bound = [rel](const Problem&) {
+      return StatedBound{rel, 8 * rel, "stated by the kernel source"};
+    };
   }
   return s;
 }

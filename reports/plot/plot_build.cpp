@@ -343,10 +343,19 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
     std::vector<std::string> values;
     std::map<std::string, std::vector<Point>> by_x;  // keyed by the x text for exact matching
   };
+  // A version of a watched kernel file (the GUI's hot reload) is its own series: "my.kernel@v3".
+  auto series_kernel = [&](const Point& p) {
+    std::string label = variant_label(*p.c);
+    for (const PluginRecord& lib : runs[p.run].run.plugins)
+      if (lib.version > 0 &&
+          std::find(lib.kernels.begin(), lib.kernels.end(), p.c->kernel) != lib.kernels.end())
+        label += "@v" + std::to_string(lib.version);
+    return label;
+  };
   std::vector<std::string> kernel_order;
   for (const Point& p : points)
-    if (std::find(kernel_order.begin(), kernel_order.end(), variant_label(*p.c)) == kernel_order.end())
-      kernel_order.push_back(variant_label(*p.c));
+    if (std::find(kernel_order.begin(), kernel_order.end(), series_kernel(p)) == kernel_order.end())
+      kernel_order.push_back(series_kernel(p));
   // Numeric split values sort by number (D=64 before D=128), the others by text.
   using SortValues = std::vector<std::pair<double, std::string>>;
   std::map<std::tuple<std::size_t, std::size_t, SortValues>, Group> groups;
@@ -358,10 +367,10 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
       order.emplace_back(a->number ? a->number(*p.c) : 0.0, values.back());
     }
     const std::size_t kidx = static_cast<std::size_t>(
-        std::find(kernel_order.begin(), kernel_order.end(), variant_label(*p.c)) - kernel_order.begin());
+        std::find(kernel_order.begin(), kernel_order.end(), series_kernel(p)) - kernel_order.begin());
     Group& g = groups[{p.run, kidx, order}];
     g.run = p.run;
-    g.kernel = variant_label(*p.c);
+    g.kernel = series_kernel(p);
     g.values = values;
     g.by_x[xdef->text(*p.c)].push_back(p);
   }
@@ -381,7 +390,7 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
   // Run ids only where a kernel name alone would be ambiguous (an attnscope run beside an external
   // baseline's run needs none).
   std::map<std::string, std::set<std::size_t>> runs_of_kernel;
-  for (const Point& p : points) runs_of_kernel[variant_label(*p.c)].insert(p.run);
+  for (const Point& p : points) runs_of_kernel[series_kernel(p)].insert(p.run);
   const bool prefix_run = std::any_of(runs_of_kernel.begin(), runs_of_kernel.end(),
                                       [](const auto& k) { return k.second.size() > 1; });
   // A label names the kernel and only the split values that differ between series; a split axis

@@ -96,7 +96,9 @@ struct Series {
   std::vector<double> x, y;
   Color color;
   bool visible = true;
-  std::string kernel;  // the kernel variant the series measures (variant_label: id, or id@knob=v+...)
+  // The kernel variant the series measures (variant_label: id, or id@knob=v+...), with "@vN" for
+  // version N of a watched kernel file.
+  std::string kernel;
   // The case each point stands for (build_plot fills it; the GUI selects a case by clicking its
   // point), and the index of its run in build_plot's `runs`. Empty when not known.
   std::vector<std::string> case_ids;

@@ -96,7 +96,7 @@ TEST(KernelSourceDirectives, MistakesNameTheFileLineAndWhatIsExpected) {
             "k.cu: no '// @attnscope id: family.variant' line; a kernel source names its kernel");
   EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope colour: red\n"),
             "k.cu:2: unknown directive '@attnscope colour'; expected one of id, description, entry, writes_lse, "
-            "stated_rel_l2, knob, option");
+            "stated_rel_l2, knob, option, include_dir");
   EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope description: d\n// @attnscope knob: t values=1,2 default=3\n"),
             "k.cu:3: knob t: default=3 is not one of its values");
   EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope description: d\n// @attnscope knob: t values=1,x\n"),
