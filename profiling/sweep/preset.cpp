@@ -16,7 +16,7 @@ namespace attn {
 namespace {
 
 constexpr const char* kTopKeys =
-    "name, description, plugins, kernels, baseline, backend, sweep, group, protocol";
+    "name, description, plugins, kernel_sources, kernels, baseline, backend, sweep, group, protocol";
 constexpr const char* kAxisKeys =
     "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, window";
 
@@ -345,14 +345,21 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
   spec.name = std::filesystem::path(source).stem().string();
   if (const auto* n = root.get("name")) spec.name = r.string(*n, "name", "a string");
   if (const auto* n = root.get("description")) spec.description = r.string(*n, "description", "a string");
-  if (const auto* n = root.get("plugins")) {
-    const char* allowed = "an array of shared-library paths (absolute, or relative to the preset's folder)";
+  // Plug-in libraries and kernel sources (a .cu in `plugins` is a kernel source too).
+  for (const char* key : {"plugins", "kernel_sources"}) {
+    const auto* n = root.get(key);
+    if (!n) continue;
+    const bool sources = std::string_view(key) == "kernel_sources";
+    const char* allowed = sources ? "an array of .cu paths (absolute, or relative to the preset's folder)"
+                                  : "an array of shared-library paths (absolute, or relative to the preset's folder)";
     const auto* arr = n->as_array();
-    if (!arr) r.fail(*n, "plugins", {"expected an array of strings", allowed});
+    if (!arr) r.fail(*n, key, {"expected an array of strings", allowed});
     const std::filesystem::path dir = std::filesystem::path(source).parent_path();
     for (const toml::node& e : *arr) {
-      const std::string path = r.string(e, "plugins", allowed);
-      if (path.empty()) r.fail(e, "plugins", {"empty path", allowed});
+      const std::string path = r.string(e, key, allowed);
+      if (path.empty()) r.fail(e, key, {"empty path", allowed});
+      if (sources && (path.size() < 4 || path.compare(path.size() - 3, 3, ".cu") != 0))
+        r.fail(e, key, {"not a .cu file", allowed});
       const std::filesystem::path p(path);
       spec.plugins.push_back(p.is_absolute() ? path : (dir / p).lexically_normal().string());
     }

@@ -126,6 +126,17 @@ TEST(Preset, SyntaxErrorGivesFileLineCol) {
   EXPECT_NE(e.find("TOML syntax error"), std::string::npos) << e;
 }
 
+// Issue 18: plug-ins and kernel sources resolve against the preset's folder; kernel_sources takes
+// .cu files only.
+TEST(Preset, PluginsAndKernelSourcesAreFilesBesideThePreset) {
+  const SweepSpec s = parse_preset(
+      "plugins = [\"libx.so\", \"/abs/liby.so\"]\nkernel_sources = [\"src/k.cu\"]\n", "/home/me/presets/p.toml");
+  EXPECT_EQ(s.plugins, (std::vector<std::string>{"/home/me/presets/libx.so", "/abs/liby.so", "/home/me/presets/src/k.cu"}));
+  EXPECT_EQ(preset_error("kernel_sources = [\"k.cpp\"]\n"),
+            "p.toml:1:19: field 'kernel_sources' = 'k.cpp': not a .cu file; allowed: an array of .cu "
+            "paths (absolute, or relative to the preset's folder)");
+}
+
 TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
   EXPECT_EQ(
       preset_error("[sweep]\nbatch = 1\nhead_dims = [64, 128]\n"),
@@ -135,7 +146,7 @@ TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
   EXPECT_EQ(
       preset_error("kernel = [\"cpu.flash\"]\n"),
       "p.toml:1:1: field 'kernel' = '[\"cpu.flash\"]': unknown key (did you mean 'kernels'?); allowed: name, "
-      "description, plugins, kernels, baseline, backend, sweep, group, protocol");
+      "description, plugins, kernel_sources, kernels, baseline, backend, sweep, group, protocol");
   const std::string g = preset_error("[[group]]\nseq = 1\n[[group]]\nfoo = 1\n");
   EXPECT_EQ(g.rfind("p.toml:4:1: field 'group[1].foo' = '1': unknown key; allowed: ", 0), 0u) << g;
   const std::string p = preset_error("[protocol]\nnoise = 2\n");
