@@ -163,6 +163,9 @@ void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shar
     if (!rp.spec.baseline.empty()) rp.spec.baseline = variant_label_of(rp.spec.baseline);
   } catch (const SpecError& e) {
     throw BadInput(e.what());
+  } catch (const PluginError& e) {
+    // Planning compiles kernel sources: NVRTC's diagnostics, FILE:LINE:COL each.
+    throw BadInput(e.what());
   }
 }
 

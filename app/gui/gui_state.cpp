@@ -186,6 +186,9 @@ void GuiState::rebuild_preview() {
     p.valid = true;
   } catch (const SpecError& e) {
     p.error = e.what();
+  } catch (const std::exception& e) {
+    // A kernel source that does not compile (planning compiles it), NVRTC missing, ...
+    p.error = e.what();
   }
   preview = std::move(p);
 }

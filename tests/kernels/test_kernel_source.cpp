@@ -156,6 +156,14 @@ TEST(KernelSourceCompile, ACompileErrorIsLocatedAsFileLineColumn) {
     EXPECT_NE(std::string(e.what()).find(src.string() + ":6:11: error: expected an expression"), std::string::npos)
         << e.what();
   }
+  // `run` compiles while planning (here without a GPU: a worker command could reach one) and exits 2
+  // before any case with the same diagnostic.
+  const CliOutcome planned = run_cli("run --backend cuda --worker-cmd true --plan-only --kernels my.kernel "
+                                     "--batch 1 --heads 2 --seq 64 --head-dim 64 --kernel-source " + src.string() + " --out " + (dir / "run").string(),
+                                     "ATTNSCOPE_CACHE_DIR=" + dir.string());
+  EXPECT_EQ(planned.exit_code, 2) << planned.output;
+  EXPECT_NE(planned.output.find(src.string() + ":6:11: error: expected an expression"), std::string::npos)
+      << planned.output;
   // The CLI says the same and exits 2.
   const CliOutcome o = run_cli("compile " + src.string() + " --head-dim 64", "ATTNSCOPE_CACHE_DIR=" + dir.string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
