@@ -451,19 +451,9 @@ const std::array kFields = {
               .get = &get_text_if_set<&C::metrics_reason>,
               .set = &set_top<&C::metrics_reason>},
     // CUPTI metrics, in collection order (default_metric_names)
-    ATTN_METRIC(sm_throughput_pct, "SM throughput", "%", true, Rollup::time_weighted_mean, kSm),
-    ATTN_METRIC(dram_throughput_pct, "DRAM throughput", "%", true, Rollup::time_weighted_mean, kDram),
-    ATTN_METRIC(dram_bytes_read, "DRAM bytes read", "B", false, Rollup::sum, kDramRead),
-    ATTN_METRIC(dram_bytes_write, "DRAM bytes written", "B", false, Rollup::sum, kDramWrite),
-    ATTN_METRIC(dram_bytes, "DRAM traffic", "B", false, Rollup::sum, kDramBoth),
-    ATTN_METRIC(l2_throughput_pct, "L2 throughput", "%", true, Rollup::time_weighted_mean, kL2),
-    ATTN_METRIC(l2_bytes, "L2 traffic", "B", false, Rollup::sum, kL2Bytes),
-    ATTN_METRIC(tensor_pipe_pct, "Tensor pipe utilisation", "%", true, Rollup::time_weighted_mean, kPipe),
-    ATTN_METRIC(achieved_occupancy_pct, "Achieved occupancy", "%", true, Rollup::time_weighted_mean, kWarps),
-    ATTN_METRIC(gpu_time_ns, "GPU time", "ns", false, Rollup::sum, kTime),
-    ATTN_METRIC(tensor_flops, "Tensor-core FLOPs", "", true, Rollup::sum, kTensorFlops),
-    ATTN_METRIC(tensor_pct_of_peak, "Tensor throughput", "% of peak", true, Rollup::time_weighted_mean,
-                kTensorPeak),
+#define ATTN_METRIC(NAME, LABEL, UNIT, HIB, ROLLUP, ...) ATTN_METRIC_ROW(NAME, LABEL, UNIT, HIB, ROLLUP, __VA_ARGS__),
+#include "profiling/metric_list.def"
+#undef ATTN_METRIC
     // roofline
     FieldDesc{.path = "roofline.algorithmic_intensity",
               .name = "algorithmic_intensity",
@@ -551,7 +541,7 @@ const std::array kFields = {
     ATTN_PHASE(other_s, "Other time"),
 };
 
-#undef ATTN_METRIC
+#undef ATTN_METRIC_ROW
 #undef ATTN_PHASE
 #undef ATTN_PLACE_TEXT
 #undef ATTN_PLACE_INT

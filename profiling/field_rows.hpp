@@ -1,4 +1,4 @@
-// How a row of the field catalogue is built: the CUPTI names the metrics.* rows sum, short aliases
+// How a row of the field catalogue is built: short aliases
 // of the record types, and the row makers (metric_row and the ATTN_* macros) that field_catalogue.cpp
 // lists its rows with. Only field_catalogue.cpp includes this (it #undefs the macros at its end).
 #pragma once
@@ -14,31 +14,6 @@
 namespace attn::field_rows {
 
 using namespace field_access;
-
-constexpr const char* kDramRead[] = {metric::kDramRead};
-constexpr const char* kDramWrite[] = {metric::kDramWrite};
-constexpr const char* kDramBoth[] = {metric::kDramRead, metric::kDramWrite};
-constexpr const char* kSm[] = {metric::kSmThroughput};
-constexpr const char* kDram[] = {metric::kDramThroughput};
-constexpr const char* kL2[] = {metric::kL2Throughput};
-// All L2 traffic (every op, read and write), as ncu's L2 roofline counts it; no extra replay pass.
-constexpr const char* kL2Bytes[] = {"lts__t_bytes.sum"};
-constexpr const char* kPipe[] = {metric::kTensorPipe};
-constexpr const char* kWarps[] = {metric::kWarpsActive};
-constexpr const char* kTime[] = {metric::kGpuTime};
-constexpr const char* kTensorFlops[] = {
-    "sm__ops_path_tensor_src_fp16.sum",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-};
-// The `_sparsity_off` forms carry the dense peak (4096 FLOP/SM/cycle on GH100); the aggregate
-// src_* forms carry the sparse one, so they would read half.
-constexpr const char* kTensorPeak[] = {
-    "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-    "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-    "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-    "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.pct_of_peak_sustained_elapsed",
-};
 
 using C = CaseResult;
 using T = TimingStats;
@@ -91,12 +66,14 @@ inline constexpr FieldDesc metric_row(std::string_view name, std::string_view la
     .get = &get_in<&C::place, &CasePlace::NAME>, .set = &set_in<&C::place, &CasePlace::NAME>, .csv = true \
   }
 
-#define ATTN_METRIC(NAME, LABEL, UNIT, HIB, ROLLUP, CUPTI)                                            \
-  [] {                                                                                                \
-    FieldDesc f = metric_row(#NAME, LABEL, UNIT, HIB, ROLLUP, CUPTI, &M::NAME, &get_metric<&M::NAME>, \
-                             &set_metric<&M::NAME>);                                                  \
-    f.path = "metrics." #NAME;                                                                        \
-    return f;                                                                                         \
+// A metrics.* row from a line of profiling/metric_list.def: `...` are the CUPTI names it sums.
+#define ATTN_METRIC_ROW(NAME, LABEL, UNIT, HIB, ROLLUP, ...)                                                    \
+  [] {                                                                                                          \
+    static constexpr const char* kNames[] = {__VA_ARGS__};                                                      \
+    FieldDesc f = metric_row(#NAME, LABEL, UNIT, HIB, Rollup::ROLLUP, kNames, &M::NAME, &get_metric<&M::NAME>, \
+                             &set_metric<&M::NAME>);                                                            \
+    f.path = "metrics." #NAME;                                                                                  \
+    return f;                                                                                                   \
   }()
 
 }  // namespace attn::field_rows

@@ -80,14 +80,11 @@ struct LaunchStats {
 // profiler. Each field is absent when its metric was not collected or came back NaN.
 struct KernelMetrics {
   std::string name;  // kernel name; empty for the aggregate
-  std::optional<double> sm_throughput_pct, dram_throughput_pct, l2_throughput_pct, tensor_pipe_pct,
-      achieved_occupancy_pct;                                           // [%]
-  std::optional<double> dram_bytes, dram_bytes_read, dram_bytes_write;  // [B]
-  std::optional<double> l2_bytes;                                       // [B] lts__t_bytes.sum
-  std::optional<double> tensor_flops;        // FLOPs on the tensor cores (an FMA counts 2)
-  std::optional<double> tensor_pct_of_peak;  // [%] of the dense (sparsity off) tensor peak
-  std::optional<double> gpu_time_ns;         // [ns] gpu__time_duration.sum
-  std::map<std::string, double> extra;       // metrics added with --metrics, by catalogue name
+  // One member per line of profiling/metric_list.def (units and CUPTI names there).
+#define ATTN_METRIC(member, ...) std::optional<double> member;
+#include "profiling/metric_list.def"
+#undef ATTN_METRIC
+  std::map<std::string, double> extra;  // metrics added with --metrics, by catalogue name
 };
 
 struct CaseMetrics {
