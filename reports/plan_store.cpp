@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "reports/jsonl_store.hpp"
+#include "reports/result_json.hpp"
 #include "reports/worker_json.hpp"
 
 namespace attn {
@@ -42,6 +43,9 @@ void write_plan(const fs::path& file, const PlanFile& plan) {
                  {"cases", plan.cases.size()}};
   if (plan.shard) header["shard"] = plan.shard->text();
   if (!plan.plan_id.empty()) header["plan_id"] = plan.plan_id;
+  if (plan.protocol) header["protocol"] = protocol_to_json(*plan.protocol);
+  if (!plan.baseline.empty()) header["baseline"] = plan.baseline;
+  if (!plan.plugins.empty()) header["plugins"] = plan.plugins;
   std::string text = header.dump() + "\n";
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     json line = case_to_json(plan.cases[i]);
@@ -100,6 +104,9 @@ PlanFile read_plan(const fs::path& file) {
         expected = j.at("cases").get<std::size_t>();
         if (j.contains("shard")) plan.shard = parse_shard(j.at("shard").get<std::string>());
         plan.plan_id = j.value("plan_id", "");
+        if (j.contains("protocol")) plan.protocol = protocol_from_json(j.at("protocol"), "plan.protocol");
+        plan.baseline = j.value("baseline", "");
+        if (j.contains("plugins")) plan.plugins = j.at("plugins").get<std::vector<std::string>>();
         have_header = true;
         continue;
       }

@@ -326,6 +326,7 @@ int run_sweep(const RunOptions& options) {
   double case_timeout_s = kDefaultCaseTimeout_s;
   double start_timeout_s = kDefaultWorkerStartTimeout_s;
   LoadedRun loaded;
+  bool planned_only = false;  // --resume of a directory that holds only plan.jsonl (from --plan-only)
   try {
     case_timeout_s = parse_seconds(iso.case_timeout, "--case-timeout", kDefaultCaseTimeout_s);
     start_timeout_s =
@@ -354,17 +355,41 @@ int run_sweep(const RunOptions& options) {
                         "its own directory",
                         *options.sweep.out, dir.string()));
       const fs::path results = dir / "results.jsonl";
-      if (!fs::exists(results))
+      planned_only = !fs::exists(results) && fs::exists(dir / "plan.jsonl");
+      if (!fs::exists(results) && !planned_only)
         throw BadInput(
-            fmt::format("--resume {}: {} does not exist, so there is nothing to resume; start the "
-                        "run with --out {}",
+            fmt::format("--resume {}: neither {} nor plan.jsonl exists, so there is nothing to resume; start "
+                        "the run with --out {}",
                         dir.string(), results.string(), dir.string()));
-      // Read the stored run first: its protocol and plan decide what the flags must match. The file
-      // is reopened for appending (and a torn last line cut off) only once the plan is accepted.
-      try {
-        loaded = read_results(results);
-      } catch (const std::exception& e) {
-        throw BadInput(fmt::format("--resume {}: {}", dir.string(), e.what()));
+      if (planned_only) {
+        // A directory `run --plan-only` left: its plan header keeps the protocol, baseline and
+        // plug-ins, which stand in for the run record.
+        try {
+          const PlanFile stored = read_plan(dir / "plan.jsonl");
+          if (!stored.protocol)
+            throw BadInput(fmt::format("--resume {}: its plan.jsonl keeps no protocol (written by an older "
+                                       "attnscope); plan it again with --plan-only, or run it with --out",
+                                       dir.string()));
+          loaded.run.protocol = *stored.protocol;
+          loaded.run.baseline = stored.baseline;
+          for (const std::string& p : stored.plugins) {
+            PluginRecord r;
+            r.path = p;
+            loaded.run.plugins.push_back(std::move(r));
+          }
+        } catch (const ResultsIoError& e) {
+          throw BadInput(fmt::format("--resume {}: {}", dir.string(), e.what()));
+        } catch (const ResultsFormatError& e) {
+          throw BadInput(fmt::format("--resume {}: {}", dir.string(), e.what()));
+        }
+      } else {
+        // Read the stored run first: its protocol and plan decide what the flags must match. The
+        // file is reopened for appending (and a torn last line cut off) only once the plan is accepted.
+        try {
+          loaded = read_results(results);
+        } catch (const std::exception& e) {
+          throw BadInput(fmt::format("--resume {}: {}", dir.string(), e.what()));
+        }
       }
       // The plug-ins the run was started with, by the paths its record names.
       try {
@@ -406,12 +431,18 @@ int run_sweep(const RunOptions& options) {
   const RunInfo base = base_run_info(options, rp);
   SessionSetup setup;
   setup.out_dir = rp.out_dir;
+  if (!rp.file.protocol) {
+    // Kept in plan.jsonl, so that a --plan-only directory can be started with --resume.
+    rp.file.protocol = rp.spec.protocol;
+    rp.file.baseline = rp.spec.baseline;
+    for (const PluginInfo& p : loaded_plugins()) rp.file.plugins.push_back(p.path);
+  }
   setup.plan = rp.file;
   setup.base = base;
   setup.force = rp.spec.force;
   std::unique_ptr<RunSession> session;
   try {
-    if (iso.resume) {
+    if (iso.resume && !planned_only) {
       for (const std::string& w : loaded.warnings) std::fprintf(stderr, "attnscope run: %s\n", w.c_str());
       try {
         session = std::make_unique<RunSession>(std::move(setup), std::move(loaded));

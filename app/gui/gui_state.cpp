@@ -12,6 +12,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/run_flags.hpp"
 #include "app/gui/panels.hpp"
+#include "kernels/api/plugin_loader.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
@@ -317,6 +318,9 @@ bool GuiState::launch_sweep(const SweepSpec& spec, Backend backend, const std::v
       for (std::size_t i = 0; i < cases.size(); ++i) job.plan.plan_index.push_back(i);
     }
     for (std::size_t i : job.plan.plan_index) job.plan.cases.push_back(cases[i]);
+    job.plan.protocol = spec.protocol;
+    job.plan.baseline = spec.baseline;
+    for (const PluginInfo& p : loaded_plugins()) job.plan.plugins.push_back(p.path);
   } catch (const SpecError& e) {
     notify(std::string("cannot start the sweep: ") + e.what(), true);
     return false;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "profiling/worker/subprocess.hpp"
+#include "reports/jsonl_store.hpp"
 #include "reports/plan_store.hpp"
 #include "tests/support/cli_process.hpp"
 
@@ -148,6 +149,26 @@ TEST(PlanOnly, WritesThePlanAndStartsNothing) {
   const CliOutcome both = run_cli(kSweep + "--plan-only --resume " + full.string());
   EXPECT_EQ(both.exit_code, 2) << both.output;
   EXPECT_NE(both.output.find("--plan-only and --resume"), std::string::npos) << both.output;
+}
+
+// A directory --plan-only left is started with --resume: the plan's cases, run under the protocol
+// kept in the plan (here --max-time-s 0.01, not the default), then nothing left on a second resume.
+TEST(PlanOnly, ResumeStartsThePlannedDirectoryWithItsProtocol) {
+  const fs::path out = fresh_dir("plan_then_resume");
+  ASSERT_EQ(run_cli(kSweep + "--plan-only --out " + out.string()).exit_code, 0);
+  const PlanFile plan = read_plan(out / "plan.jsonl");
+  ASSERT_TRUE(plan.protocol);
+  EXPECT_DOUBLE_EQ(plan.protocol->max_time_s, 0.01);
+  CliOutcome o = run_cli("run --resume " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const LoadedRun run = read_results(out / "results.jsonl");
+  ASSERT_EQ(run.cases.size(), 4u);
+  EXPECT_DOUBLE_EQ(run.run.protocol.max_time_s, 0.01);
+  for (std::size_t i = 0; i < run.cases.size(); ++i) EXPECT_EQ(run.cases[i].case_id, plan.cases[i].case_id);
+  o = run_cli("run --resume " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("4 already finished"), std::string::npos) << o.output;
+  EXPECT_EQ(read_results(out / "results.jsonl").cases.size(), 4u);
 }
 
 }  // namespace
