@@ -290,7 +290,7 @@ TEST(IsolationCli, BadIsolationInputExitsTwoNamingTheFlag) {
       {"--devices 0,x", "--devices '0,x': 'x' is not a device index"},
       {"--devices 1,1", "device 1 is listed twice"},
       {"--in-process --devices 0,1", "--devices needs worker processes; drop --in-process"},
-      {"--resume " + fresh_dir("nothing_here").string(), "does not exist, so there is nothing to resume"},
+      {"--resume " + fresh_dir("nothing_here").string(), "nor plan.jsonl exists, so there is nothing to resume"},
       {"--resume " + finished.string() + " --causal 1", "the flags give a different plan"},
       {"--resume " + finished.string() + " --noise 5", "a different measurement protocol"},
       {"--out " + finished.string(),
