@@ -104,15 +104,14 @@ void GuiState::step_watch() {
   if (m_progress.running || m_runner.running()) return;
   auto [file, version] = watch.next_pending();
   if (!version) return;
-  // Only the latest save of a file runs; earlier ones still waiting are passed over.
+  // Only the latest waiting save of a file runs; earlier ones still waiting are passed over.
+  for (WatchVersion& v : file->versions)
+    if (v.state == WatchVersion::State::pending) version = &v;
   for (WatchVersion& older : file->versions)
-    if (older.state == WatchVersion::State::pending && older.number < file->versions.back().number &&
-        file->versions.back().state == WatchVersion::State::pending) {
+    if (older.state == WatchVersion::State::pending && older.number < version->number) {
       older.state = WatchVersion::State::superseded;
-      older.message = fmt::format("v{} was saved before it ran", file->versions.back().number);
+      older.message = fmt::format("v{} was saved before it ran", version->number);
     }
-  version = &file->versions.back();
-  if (version->state != WatchVersion::State::pending) return;
   if (!preview.valid) {
     version->state = WatchVersion::State::load_error;
     version->message = "the sweep form does not plan: " + preview.error;

@@ -103,6 +103,12 @@ bool valid_id(std::string_view id) {
   });
 }
 
+// Whether `id` belongs to `previous`, the earlier version of a watched file (its ids may be taken over).
+bool owned_by(const PluginInfo* previous, const std::string& id) {
+  return previous &&
+         std::find(previous->kernels.begin(), previous->kernels.end(), id) != previous->kernels.end();
+}
+
 // Checks one library's table; throws PluginError naming the field and what was expected.
 // `previous`: the earlier version of the same watched file, whose ids this one may take over.
 void check_table(const std::string& path, const attn_plugin& t, const PluginInfo* previous) {
@@ -137,20 +143,13 @@ void check_table(const std::string& path, const attn_plugin& t, const PluginInfo
       if (!ks.name || ks.n_values < 1 || !ks.values)
         fail(where + ".knobs[" + std::to_string(j) + "]: expected a name and at least one value");
     }
-    const bool taken_over = previous && std::find(previous->kernels.begin(), previous->kernels.end(), id) !=
-                                            previous->kernels.end();
-    if ((find_kernel(id) && !taken_over) || std::find(ids.begin(), ids.end(), id) != ids.end()) {
+    if ((find_kernel(id) && !owned_by(previous, id)) || std::find(ids.begin(), ids.end(), id) != ids.end()) {
       const PluginInfo* owner = plugin_of(id);
       fail(where + ".id: kernel '" + id + "' is already registered" +
            (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) + "; ids must be unique");
     }
     ids.push_back(id);
   }
-}
-
-bool owned_by(const PluginInfo* previous, const std::string& id) {
-  return previous &&
-         std::find(previous->kernels.begin(), previous->kernels.end(), id) != previous->kernels.end();
 }
 
 PluginInfo load_source(const std::string& path, const PluginInfo* previous, std::vector<KernelSpec>& specs) {
