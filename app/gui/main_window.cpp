@@ -209,7 +209,31 @@ void draw_layout(GuiState& s) {
   const float insp_h = std::floor((body_h - gap) * L.inspector_frac);
   inner("inspector", ImVec2(right_w, insp_h), draw_inspector_panel);
   L.inspector_frac += splitter("split_rightcol", false, ImVec2(right_w, gap)) / (body_h - gap);
-  inner("roofline", ImVec2(right_w, body_h - insp_h - gap), draw_roofline_panel);
+  // The slot of panel_list.def's panels: the one panel as it is, several as tabs.
+  struct Listed {
+    const char* id;
+    const char* title;
+    void (*draw)(GuiState&);
+  };
+  static constexpr Listed kListed[] = {
+#define ATTN_PANEL(id, title) {#id, title, &draw_##id##_panel},
+#include "app/gui/panel_list.def"
+#undef ATTN_PANEL
+  };
+  if (std::size(kListed) == 1) {
+    inner(kListed[0].id, ImVec2(right_w, body_h - insp_h - gap), kListed[0].draw);
+  } else {
+    ImGui::BeginGroup();
+    if (ImGui::BeginTabBar("listed_panels")) {
+      for (const Listed& p : kListed)
+        if (ImGui::BeginTabItem(p.title)) {
+          inner(p.id, ImVec2(right_w, body_h - insp_h - gap - ImGui::GetFrameHeightWithSpacing()), p.draw);
+          ImGui::EndTabItem();
+        }
+      ImGui::EndTabBar();
+    }
+    ImGui::EndGroup();
+  }
   ImGui::EndGroup();
   ImGui::PopStyleVar();
 

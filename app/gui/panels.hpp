@@ -17,9 +17,13 @@ void draw_watch_section(GuiState& s);    // watch_panel.cpp (inside the sweep pa
 void draw_plots_panel(GuiState& s);      // plots_panel.cpp
 void draw_results_panel(GuiState& s);    // results_panel.cpp
 void draw_inspector_panel(GuiState& s);  // inspector_panel.cpp
-void draw_roofline_panel(GuiState& s);   // roofline_panel.cpp
-void draw_dialogs(GuiState& s);          // dialogs.cpp
-void handle_shortcuts(GuiState& s);      // main_window.cpp
+// The tabbed panels of the right column's lower slot (roofline_panel.cpp, ...), one per line of
+// panel_list.def.
+#define ATTN_PANEL(id, title) void draw_##id##_panel(GuiState& s);
+#include "app/gui/panel_list.def"
+#undef ATTN_PANEL
+void draw_dialogs(GuiState& s);      // dialogs.cpp
+void handle_shortcuts(GuiState& s);  // main_window.cpp
 
 // Whether the Results panel's filter shows this case (CSV export writes the same rows).
 bool table_row_visible(const GuiState& s, const StoredRun& run, const CaseResult& c);
