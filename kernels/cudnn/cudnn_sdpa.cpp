@@ -465,6 +465,36 @@ class CudnnSdpaKernel final : public PreparedKernel {
   float m_left_bound_value = 0.0f;
 };
 
+// A prepared problem's graph and plan, shared: the check's error bar (profiling/cuda/problem_cache.cpp)
+// prepares cudnn.sdpa for a problem, and the cudnn.sdpa case of the same problem follows it; building
+// and finalizing the graph costs about 0.1 s each time, so the last plans built on this thread and
+// device are kept and handed out again. Runs are sequential on one thread, so sharing is safe.
+class SharedCudnnSdpa final : public PreparedKernel {
+ public:
+  explicit SharedCudnnSdpa(std::shared_ptr<CudnnSdpaKernel> k) : m_k(std::move(k)) {}
+  std::size_t workspace_bytes() const override { return m_k->workspace_bytes(); }
+  bool writes_lse() const override { return m_k->writes_lse(); }
+  void run(const AttentionArgs& a) override { m_k->run(a); }
+
+ private:
+  std::shared_ptr<CudnnSdpaKernel> m_k;
+};
+
+std::shared_ptr<CudnnSdpaKernel> recent_plan(const Problem& p) {
+  constexpr std::size_t kKept = 4;
+  thread_local std::deque<std::pair<std::string, std::shared_ptr<CudnnSdpaKernel>>> recent;
+  int device = 0;
+  if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess)
+    throw KernelError(std::string("cudnn.sdpa: cudaGetDevice failed: ") + cudaGetErrorName(err));
+  const std::string key = std::to_string(device) + " " + p.full_label();
+  for (const auto& [k, plan] : recent)
+    if (k == key) return plan;
+  auto plan = std::make_shared<CudnnSdpaKernel>(p);
+  recent.emplace_front(key, plan);
+  if (recent.size() > kKept) recent.pop_back();
+  return plan;
+}
+
 }  // namespace
 
 KernelSpec make_cudnn_sdpa_spec() {
@@ -475,7 +505,7 @@ KernelSpec make_cudnn_sdpa_spec() {
   s.why_not = cudnn_sdpa_why_not;
   s.prepare = [](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
     require_supported(cudnn_sdpa_why_not(p, knobs));
-    return std::make_unique<CudnnSdpaKernel>(p);
+    return std::make_unique<SharedCudnnSdpa>(recent_plan(p));
   };
   return s;
 }
