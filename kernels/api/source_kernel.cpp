@@ -113,11 +113,17 @@ bool is_kernel_source(const std::string& path) {
 std::string source_arch() {
   if (const char* a = std::getenv("ATTNSCOPE_NVRTC_ARCH"); a && *a) return a;
 #if ATTNSCOPE_HAS_CUDA
-  int count = 0, device = 0;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0 && cudaGetDevice(&device) == cudaSuccess &&
-      cudaGetDeviceProperties(&prop, device) == cudaSuccess)
-    return nvrtc_arch(prop.major, prop.minor);
+  // Planning asks once per case; the device's answer does not change.
+  static std::mutex mutex;
+  static std::map<int, std::string> by_device;
+  int count = 0, device = 0, major = 0, minor = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0 && cudaGetDevice(&device) == cudaSuccess) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = by_device.find(device); it != by_device.end()) return it->second;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess)
+      return by_device[device] = nvrtc_arch(major, minor);
+  }
   (void)cudaGetLastError();
 #endif
   return "sm_90a";
@@ -181,6 +187,8 @@ KernelSpec kernel_source_spec(const std::string& path, SourceDirectives& directi
   // Planning compiles each configuration: the source refuses what it does not take with
   // `#error attnscope-unsupported: ...` (a skip); any other compile error stops the run.
   s.why_not = [d, path](const Problem& p, const Knobs& knobs) -> std::string {
+    if (p.heads_q > 65535 || p.batch > 65535)
+      return "heads_q and batch must be at most 65535 (grid.y and grid.z of a kernel source)";
     try {
       const CompiledSource c = compile_source(source_build(path, *d, p, knobs, source_arch()));
       (void)source_launch(c, path);
@@ -207,8 +215,6 @@ KernelSpec kernel_source_spec(const std::string& path, SourceDirectives& directi
     } catch (const PluginError& e) {
       throw KernelError(e.what());
     }
-    if (p.heads_q > 65535 || p.batch > 65535)
-      throw Unsupported("heads_q and batch must be at most 65535 (grid.y and grid.z of a kernel source)");
     return std::make_unique<SourceKernel>(p, load(c, path, d->entry, launch.smem_bytes), launch,
                                           d->writes_lse, d->id);
 #else
