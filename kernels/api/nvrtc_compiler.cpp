@@ -258,11 +258,14 @@ CompiledSource compile_source(const SourceBuild& build) {
   const std::string version = nvrtc_version();
   out.key = cache_key(source, includes, out.options, version);
 
-  // One process compiles a configuration once; the cache spares the next process.
+  // One process compiles a configuration once (a refusal too: planning asks once per case); the
+  // cache spares the next process.
   static std::mutex mutex;
   static std::map<std::string, CompiledSource> memo;
+  static std::map<std::string, SourceCompileError> failed;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = memo.find(out.key); it != memo.end()) return it->second;
+  if (auto it = failed.find(out.key); it != failed.end()) throw it->second;
   const fs::path cached = fs::path(kernel_cache_dir()) / (out.key + ".cubin");
   if (std::error_code ec; fs::is_regular_file(cached, ec)) {
     out.cubin = read_file(cached);
@@ -300,7 +303,7 @@ CompiledSource compile_source(const SourceBuild& build) {
     std::string what = build.path + ": NVRTC " + version + " could not compile it (-arch=" + build.arch;
     for (const auto& [name, value] : build.defines) what += " -D" + name + "=" + value;
     what += "):\n" + (diagnostics.empty() ? out.log + "\n" : format_diagnostics(diagnostics));
-    throw SourceCompileError(what, std::move(diagnostics), std::move(why));
+    throw failed.emplace(out.key, SourceCompileError(what, std::move(diagnostics), std::move(why))).first->second;
   }
   std::size_t size = 0;
   lib.cubin_size(prog, &size);
