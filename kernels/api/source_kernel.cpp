@@ -23,18 +23,6 @@ namespace attn {
 
 namespace {
 
-std::string dtype_macro(DType t) {
-  switch (t) {
-    case DType::fp16:
-      return "ATTN_FP16";
-    case DType::bf16:
-      return "ATTN_BF16";
-    case DType::fp32:
-      return "ATTN_FP32";
-  }
-  return "ATTN_FP32";
-}
-
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
@@ -139,7 +127,7 @@ SourceBuild source_build(const std::string& path, const SourceDirectives& d, con
     b.include_dirs.push_back((std::filesystem::path(path).parent_path() / dir).lexically_normal().string());
   b.defines = {{"ATTN_HEAD_DIM", std::to_string(p.head_dim)},
                {"ATTN_HEAD_DIM_V", std::to_string(p.head_dim_v)},
-               {"ATTN_DTYPE", dtype_macro(p.dtype)}};
+               {"ATTN_DTYPE", "ATTN_" + upper(std::string(to_string(p.dtype)))}};
   for (const KnobSpec& k : d.knobs) {
     const int v = knob_value(knobs, k.name);
     b.defines.emplace_back("ATTN_KNOB_" + upper(k.name), std::to_string(v == 0 ? k.default_value : v));

@@ -20,6 +20,14 @@
 
 namespace attn::guitest {
 
+std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path d =
+      std::filesystem::temp_directory_path() / ("attnscope-gui-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
 namespace fs = std::filesystem;
 
 std::string find_program(const std::string& name) {

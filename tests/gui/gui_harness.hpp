@@ -43,6 +43,14 @@ std::pair<int, std::string> run_capture(const std::vector<std::string>& argv,
                                         const std::vector<std::pair<std::string, std::string>>& env,
                                         double timeout_s);
 
+// An empty folder for one test: <tmp>/attnscope-gui-<name>-<pid>.
+std::filesystem::path fresh_dir(const std::string& name);
+
+// Skips the test (with the reason printed) where xdotool or Xvfb is missing.
+#define REQUIRE_X(xvfb)                                                            \
+  if (find_program("xdotool").empty()) GTEST_SKIP() << "xdotool is not installed"; \
+  if (!(xvfb).ok()) GTEST_SKIP() << (xvfb).error()
+
 // Xvfb on a free display number, removed on destruction.
 class Xvfb {
  public:

@@ -22,18 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("attnscope-gui-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-// Skips the test (with the reason printed) where the tools are missing.
-#define REQUIRE_X(xvfb)                                                            \
-  if (find_program("xdotool").empty()) GTEST_SKIP() << "xdotool is not installed"; \
-  if (!(xvfb).ok()) GTEST_SKIP() << (xvfb).error()
-
 // A saved run: `kernels` x `dims` series of `points` sequence lengths each, plausible TFLOPS.
 fs::path write_run(const fs::path& dir, const std::vector<std::string>& kernels, const std::vector<int>& dims,
                    int points) {

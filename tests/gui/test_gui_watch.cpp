@@ -20,17 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("attnscope-gui-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-#define REQUIRE_X(xvfb)                                                            \
-  if (find_program("xdotool").empty()) GTEST_SKIP() << "xdotool is not installed"; \
-  if (!(xvfb).ok()) GTEST_SKIP() << (xvfb).error()
-
 // An editor's save: the new bytes land under a temporary name, then replace the file.
 void save_as(const fs::path& from, const fs::path& to) {
   const fs::path tmp = to.string() + ".saving";

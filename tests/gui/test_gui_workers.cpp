@@ -23,17 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define REQUIRE_X(xvfb)                                                            \
-  if (find_program("xdotool").empty()) GTEST_SKIP() << "xdotool is not installed"; \
-  if (!(xvfb).ok()) GTEST_SKIP() << (xvfb).error()
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("attnscope-gui-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
 }  // namespace
 
 TEST(GuiWorkers, SweepOnALocalAndACommandWorkerStopsAndResumesToTheFullPlan) {
