@@ -11,6 +11,7 @@
 #include <deque>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -466,9 +467,10 @@ class CudnnSdpaKernel final : public PreparedKernel {
 };
 
 // A prepared problem's graph and plan, shared: the check's error bar (profiling/cuda/problem_cache.cpp)
-// prepares cudnn.sdpa for a problem, and the cudnn.sdpa case of the same problem follows it; building
-// and finalizing the graph costs about 0.1 s each time, so the last plans built on this thread and
-// device are kept and handed out again. Runs are sequential on one thread, so sharing is safe.
+// prepares cudnn.sdpa for a problem (on a host thread, while the GPU computes the reference), and the
+// cudnn.sdpa case of the same problem follows it; building and finalizing the graph costs about
+// 0.06 s each time, so the last plans built on each device are kept and handed out again. A plan and
+// its handle are used by one thread at a time (the error bar, then the case), never concurrently.
 class SharedCudnnSdpa final : public PreparedKernel {
  public:
   explicit SharedCudnnSdpa(std::shared_ptr<CudnnSdpaKernel> k) : m_k(std::move(k)) {}
@@ -482,11 +484,14 @@ class SharedCudnnSdpa final : public PreparedKernel {
 
 std::shared_ptr<CudnnSdpaKernel> recent_plan(const Problem& p) {
   constexpr std::size_t kKept = 4;
-  thread_local std::deque<std::pair<std::string, std::shared_ptr<CudnnSdpaKernel>>> recent;
+  static std::mutex mutex;
+  // Never destroyed: cuDNN handles must not be torn down after the CUDA runtime at exit.
+  static auto& recent = *new std::deque<std::pair<std::string, std::shared_ptr<CudnnSdpaKernel>>>;
   int device = 0;
   if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess)
     throw KernelError(std::string("cudnn.sdpa: cudaGetDevice failed: ") + cudaGetErrorName(err));
   const std::string key = std::to_string(device) + " " + p.full_label();
+  std::lock_guard<std::mutex> lock(mutex);
   for (const auto& [k, plan] : recent)
     if (k == key) return plan;
   auto plan = std::make_shared<CudnnSdpaKernel>(p);

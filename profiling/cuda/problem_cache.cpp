@@ -11,6 +11,7 @@
 #include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/cuda_status.hpp"
 #include "profiling/cuda/device_inputs.hpp"
+#include "profiling/cuda/host_lane.hpp"
 
 namespace attn {
 
@@ -83,8 +84,11 @@ CheckVerdict ProblemCache::check(const KernelSpec& kernel, const DeviceBuffer& o
 
 void ProblemCache::ensure_reference() {
   if (m_has_reference) return;
+  // cuDNN's graph for the error bar is built on a host thread while the GPU computes the reference
+  // (the cudnn.sdpa case of this problem then reuses it).
+  std::future<std::unique_ptr<PreparedKernel>> cudnn = prepare_cudnn_async();
   compute_reference();
-  measure_cudnn_error();
+  measure_cudnn_error(std::move(cudnn));
   m_has_reference = true;
 }
 
@@ -219,13 +223,23 @@ void ProblemCache::add_sampled_rows(const DeviceBuffer& out, CheckVerdict& v) co
   }
 }
 
-// The tolerance rule needs cuDNN's own error on these inputs (fp16/bf16 where cuDNN takes the case).
-void ProblemCache::measure_cudnn_error() {
+std::future<std::unique_ptr<PreparedKernel>> ProblemCache::prepare_cudnn_async() const {
   const Problem& p = m_problem;
   const KernelSpec* dnn = find_kernel("cudnn.sdpa");
-  if (!dnn || p.dtype == DType::fp32 || !dnn->why_not(p, {}).empty()) return;
+  if (!dnn || p.dtype == DType::fp32 || !dnn->why_not(p, {}).empty()) return {};
+  int device = 0;
+  ATTN_CUDA_CHECK(cudaGetDevice(&device));
+  // Never destroyed: at exit its thread just stops, and nothing is torn down after the CUDA runtime.
+  static HostLane* lane = new HostLane;
+  return lane->submit(device, [dnn, p] { return dnn->prepare(p, {}); });
+}
+
+// The tolerance rule needs cuDNN's own error on these inputs (fp16/bf16 where cuDNN takes the case).
+void ProblemCache::measure_cudnn_error(std::future<std::unique_ptr<PreparedKernel>> prepared) {
+  const Problem& p = m_problem;
+  if (!prepared.valid()) return;
   try {
-    auto kernel = dnn->prepare(p, {});
+    auto kernel = prepared.get();
     const CaseBuffers b = allocate_case_buffers(p, *kernel);
     run_once(*kernel, make_args(p, m_q.get(), m_k.get(), m_v.get(), b, m_stream), b);
     const ErrorStats e = output_error(b.o);

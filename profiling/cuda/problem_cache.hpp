@@ -6,6 +6,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,7 +51,10 @@ class ProblemCache {
  private:
   void compute_reference();
   void sample_rows();
-  void measure_cudnn_error();
+  // cuDNN's own error on these inputs, from the kernel `prepared` brings (built on a host thread
+  // while the GPU computed the reference; invalid where cuDNN does not take the problem).
+  void measure_cudnn_error(std::future<std::unique_ptr<PreparedKernel>> prepared);
+  std::future<std::unique_ptr<PreparedKernel>> prepare_cudnn_async() const;
   // rel_l2 of the sampled rows of `out` (on the device, of type `t`) against cpu.reference's.
   double rows_rel_l2(const void* out, DType t) const;
   void add_sampled_rows(const DeviceBuffer& out, CheckVerdict& v) const;
