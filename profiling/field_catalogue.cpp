@@ -450,8 +450,9 @@ const std::array kFields = {
               .type = FT::text,
               .get = &get_text_if_set<&C::metrics_reason>,
               .set = &set_top<&C::metrics_reason>},
-    // CUPTI metrics, in collection order (default_metric_names)
-#define ATTN_METRIC(NAME, LABEL, UNIT, HIB, ROLLUP, ...) ATTN_METRIC_ROW(NAME, LABEL, UNIT, HIB, ROLLUP, __VA_ARGS__),
+// CUPTI metrics, in collection order (default_metric_names)
+#define ATTN_METRIC(NAME, LABEL, UNIT, HIB, ROLLUP, ...) \
+  ATTN_METRIC_ROW(NAME, LABEL, UNIT, HIB, ROLLUP, __VA_ARGS__),
 #include "profiling/metric_list.def"
 #undef ATTN_METRIC
     // roofline

@@ -67,13 +67,13 @@ inline constexpr FieldDesc metric_row(std::string_view name, std::string_view la
   }
 
 // A metrics.* row from a line of profiling/metric_list.def: `...` are the CUPTI names it sums.
-#define ATTN_METRIC_ROW(NAME, LABEL, UNIT, HIB, ROLLUP, ...)                                                    \
-  [] {                                                                                                          \
-    static constexpr const char* kNames[] = {__VA_ARGS__};                                                      \
-    FieldDesc f = metric_row(#NAME, LABEL, UNIT, HIB, Rollup::ROLLUP, kNames, &M::NAME, &get_metric<&M::NAME>, \
-                             &set_metric<&M::NAME>);                                                            \
-    f.path = "metrics." #NAME;                                                                                  \
-    return f;                                                                                                   \
+#define ATTN_METRIC_ROW(NAME, LABEL, UNIT, HIB, ROLLUP, ...)                            \
+  [] {                                                                                  \
+    static constexpr const char* kNames[] = {__VA_ARGS__};                              \
+    FieldDesc f = metric_row(#NAME, LABEL, UNIT, HIB, Rollup::ROLLUP, kNames, &M::NAME, \
+                             &get_metric<&M::NAME>, &set_metric<&M::NAME>);             \
+    f.path = "metrics." #NAME;                                                          \
+    return f;                                                                           \
   }()
 
 }  // namespace attn::field_rows

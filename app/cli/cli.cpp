@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
                    "also list the kernels of a plug-in library (repeatable; ATTNSCOPE_PLUGIN_PATH too)")
       ->type_name("PATH");
   std::vector<std::string> kernels_sources;
-  add_kernel_source_option(*kernels, kernels_sources,
-                           "also list the kernel of a kernel source (compiled with NVRTC to probe what it takes)");
+  add_kernel_source_option(
+      *kernels, kernels_sources,
+      "also list the kernel of a kernel source (compiled with NVRTC to probe what it takes)");
 
   CompileOptions compile_options;
   CLI::App* compile = add_compile_command(app, compile_options);

@@ -21,7 +21,7 @@ struct RunOptions {
   bool report = false;       // write report.md and its figures (PNG + SVG) into the run directory at the end
   std::string command_line;  // as typed, for the run record (not a flag)
   IsolationOptions isolation;
-  std::vector<std::string> plugins;  // --plugin PATH (repeatable), after ATTNSCOPE_PLUGIN_PATH's
+  std::vector<std::string> plugins;         // --plugin PATH (repeatable), after ATTNSCOPE_PLUGIN_PATH's
   std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu (repeatable)
 };
 
@@ -32,7 +32,7 @@ struct WorkerOptions {
   std::optional<std::string> backend;
   int device = 0;
   bool debug_kernels = false;
-  std::vector<std::string> plugins;  // --plugin PATH: plug-ins to load when no setup line names them
+  std::vector<std::string> plugins;         // --plugin PATH: plug-ins to load when no setup line names them
   std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu, likewise
 };
 void add_worker_flags(CLI::App& cmd, WorkerOptions& o);

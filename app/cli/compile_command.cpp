@@ -49,11 +49,14 @@ CLI::App* add_compile_command(CLI::App& app, CompileOptions& o) {
   cmd->add_option("--head-dim-v", o.head_dims_v, "value head dims (default: each head dim)")
       ->delimiter(',')
       ->type_name("DV,...");
-  cmd->add_option("--dtype", o.dtypes, "fp16, bf16 or fp32 (default fp16)")->delimiter(',')->type_name("T,...");
+  cmd->add_option("--dtype", o.dtypes, "fp16, bf16 or fp32 (default fp16)")
+      ->delimiter(',')
+      ->type_name("T,...");
   cmd->add_option("--knob", o.knobs, "a knob value the source declares, NAME=VALUE (repeatable)")
       ->type_name("NAME=VALUE");
-  cmd->add_option("--arch", o.arch,
-                  "target architecture (default: this machine's GPU, else $ATTNSCOPE_NVRTC_ARCH, else sm_90a)")
+  cmd->add_option(
+         "--arch", o.arch,
+         "target architecture (default: this machine's GPU, else $ATTNSCOPE_NVRTC_ARCH, else sm_90a)")
       ->type_name("sm_XX");
   cmd->add_flag("--json", o.json, "Machine-readable output");
   return cmd;
@@ -65,7 +68,8 @@ int compile_kernel_source(const CompileOptions& o) {
   SourceDirectives d;
   KernelSpec spec;
   try {
-    if (!std::filesystem::is_regular_file(path, ec)) throw PluginError(path + ": no such file; expected a .cu file");
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw PluginError(path + ": no such file; expected a .cu file");
     spec = kernel_source_spec(path, d);
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope compile: %s\n", e.what());
@@ -75,7 +79,8 @@ int compile_kernel_source(const CompileOptions& o) {
   for (const std::string& kv : o.knobs) {
     std::size_t eq = kv.find('=');
     const std::string name = kv.substr(0, eq);
-    const auto known = std::find_if(d.knobs.begin(), d.knobs.end(), [&](const KnobSpec& k) { return k.name == name; });
+    const auto known =
+        std::find_if(d.knobs.begin(), d.knobs.end(), [&](const KnobSpec& k) { return k.name == name; });
     int value = 0;
     try {
       value = eq == std::string::npos ? 0 : std::stoi(kv.substr(eq + 1));
@@ -87,24 +92,29 @@ int compile_kernel_source(const CompileOptions& o) {
       std::string declared;
       for (const KnobSpec& k : d.knobs) {
         declared += (declared.empty() ? "" : "; ") + k.name + " in {";
-        for (std::size_t i = 0; i < k.values.size(); ++i) declared += (i ? "," : "") + std::to_string(k.values[i]);
+        for (std::size_t i = 0; i < k.values.size(); ++i)
+          declared += (i ? "," : "") + std::to_string(k.values[i]);
         declared += "}";
       }
-      std::fprintf(stderr, "attnscope compile: --knob %s: expected NAME=VALUE with a knob the source declares (%s)\n",
+      std::fprintf(stderr,
+                   "attnscope compile: --knob %s: expected NAME=VALUE with a knob the source declares (%s)\n",
                    kv.c_str(), declared.empty() ? "it declares none" : declared.c_str());
       return kExitBadInput;
     }
     knobs[name] = value;
   }
   const std::string arch = o.arch.empty() ? source_arch() : o.arch;
-  nlohmann::json out = {{"id", d.id}, {"source", path}, {"arch", arch}, {"configurations", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"id", d.id}, {"source", path}, {"arch", arch}, {"configurations", nlohmann::json::array()}};
   try {
     out["nvrtc"] = nvrtc_version();
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope compile: %s\n", e.what());
     return kExitBadInput;
   }
-  if (!o.json) std::printf("%s  %s  (NVRTC %s, %s)\n", d.id.c_str(), path.c_str(), out["nvrtc"].get<std::string>().c_str(), arch.c_str());
+  if (!o.json)
+    std::printf("%s  %s  (NVRTC %s, %s)\n", d.id.c_str(), path.c_str(),
+                out["nvrtc"].get<std::string>().c_str(), arch.c_str());
   int compiled = 0, refused = 0;
   for (const std::string& t : o.dtypes) {
     const std::optional<DType> dtype = parse_dtype(t);
@@ -116,7 +126,8 @@ int compile_kernel_source(const CompileOptions& o) {
       Problem p;
       p.dtype = *dtype;
       p.head_dim = o.head_dims[i];
-      p.head_dim_v = o.head_dims_v.empty() ? p.head_dim : o.head_dims_v[std::min(i, o.head_dims_v.size() - 1)];
+      p.head_dim_v =
+          o.head_dims_v.empty() ? p.head_dim : o.head_dims_v[std::min(i, o.head_dims_v.size() - 1)];
       const std::string config = fmt::format("D={} Dv={} {}", p.head_dim, p.head_dim_v, t);
       nlohmann::json c = {{"head_dim", p.head_dim}, {"head_dim_v", p.head_dim_v}, {"dtype", t}};
       try {
@@ -126,19 +137,21 @@ int compile_kernel_source(const CompileOptions& o) {
         c["registers"] = f.registers;
         c["spill_store_bytes"] = f.spill_store_bytes;
         c["spill_load_bytes"] = f.spill_load_bytes;
-        c["launch"] = {{"threads", launch.threads}, {"rows_per_block", launch.rows_per_block},
+        c["launch"] = {{"threads", launch.threads},
+                       {"rows_per_block", launch.rows_per_block},
                        {"smem_bytes", launch.smem_bytes}};
         c["cache_file"] = cs.cache_file;
         c["from_cache"] = cs.from_cache;
         c["compile_s"] = cs.compile_s;
         c["options"] = cs.options;
         if (!o.json)
-          std::printf("  %-18s %d registers, spills %d/%d bytes (store/load); launch %d threads x %d rows, %d B "
-                      "shared; %s\n",
-                      config.c_str(), f.registers, f.spill_store_bytes, f.spill_load_bytes, launch.threads,
-                      launch.rows_per_block, launch.smem_bytes,
-                      cs.from_cache ? ("cached " + cs.cache_file).c_str()
-                                    : fmt::format("compiled in {:.2f} s", cs.compile_s).c_str());
+          std::printf(
+              "  %-18s %d registers, spills %d/%d bytes (store/load); launch %d threads x %d rows, %d B "
+              "shared; %s\n",
+              config.c_str(), f.registers, f.spill_store_bytes, f.spill_load_bytes, launch.threads,
+              launch.rows_per_block, launch.smem_bytes,
+              cs.from_cache ? ("cached " + cs.cache_file).c_str()
+                            : fmt::format("compiled in {:.2f} s", cs.compile_s).c_str());
         ++compiled;
       } catch (const SourceCompileError& e) {
         if (e.unsupported().empty()) {

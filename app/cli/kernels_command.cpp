@@ -197,7 +197,8 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins,
     }
     std::puts(
         "\nCapabilities are probed with each kernel's own why_not() on B=1 H=4 S=256 D=64 (dtype: fp16 on "
-        "cuda, fp32 on cpu; a kernel source by compiling it);\n`attnscope run` prints the exact reason for any case a kernel refuses.");
+        "cuda, fp32 on cpu; a kernel source by compiling it);\n`attnscope run` prints the exact reason for "
+        "any case a kernel refuses.");
   }
   return kExitOk;
 }

@@ -367,9 +367,10 @@ int run_sweep(const RunOptions& options) {
         try {
           const PlanFile stored = read_plan(dir / "plan.jsonl");
           if (!stored.protocol)
-            throw BadInput(fmt::format("--resume {}: its plan.jsonl keeps no protocol (written by an older "
-                                       "attnscope); plan it again with --plan-only, or run it with --out",
-                                       dir.string()));
+            throw BadInput(
+                fmt::format("--resume {}: its plan.jsonl keeps no protocol (written by an older "
+                            "attnscope); plan it again with --plan-only, or run it with --out",
+                            dir.string()));
           loaded.run.protocol = *stored.protocol;
           loaded.run.baseline = stored.baseline;
           for (const std::string& p : stored.plugins) {

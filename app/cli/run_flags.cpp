@@ -21,13 +21,15 @@ void add_run_flags(CLI::App& cmd, RunOptions& o) {
                  "repeatable, after those in ATTNSCOPE_PLUGIN_PATH (':'-separated); workers load the same")
       ->type_name("PATH")
       ->group("Sweep");
-  add_kernel_source_option(cmd, o.kernel_sources,
-                           "compile a CUDA kernel source with NVRTC and sweep its kernel "
-                           "(include/attnscope/kernel_source.h; docs/plugins.md); repeatable; workers load the same")
+  add_kernel_source_option(
+      cmd, o.kernel_sources,
+      "compile a CUDA kernel source with NVRTC and sweep its kernel "
+      "(include/attnscope/kernel_source.h; docs/plugins.md); repeatable; workers load the same")
       ->group("Sweep");
 }
 
-CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& into, const std::string& help) {
+CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& into,
+                                      const std::string& help) {
   return cmd.add_option("--kernel-source", into, help)
       ->type_name("FILE.cu")
       ->check(

@@ -25,7 +25,8 @@ void add_worker_flags(CLI::App& cmd, WorkerOptions& o) {
   cmd.add_option("--plugin", o.plugins,
                  "load a plug-in library (when stdin brings no setup line); repeatable")
       ->type_name("PATH");
-  add_kernel_source_option(cmd, o.kernel_sources, "load a kernel source (when stdin brings no setup line); repeatable");
+  add_kernel_source_option(cmd, o.kernel_sources,
+                           "load a kernel source (when stdin brings no setup line); repeatable");
 }
 
 int run_worker_command(const WorkerOptions& options) {

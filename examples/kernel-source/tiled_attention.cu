@@ -86,9 +86,12 @@ __device__ __forceinline__ void attention(const attn_args& args, const attn_prob
   const long long row0 = static_cast<long long>(blockIdx.x) * kRows;
   const long long r_lo = row0 + warp * 16 + g, r_hi = r_lo + 8;  // this thread's two rows
 
-  const unsigned short* q = static_cast<const unsigned short*>(args.q) + b * p.q_strides[0] + h * p.q_strides[2];
-  const unsigned short* k = static_cast<const unsigned short*>(args.k) + b * p.k_strides[0] + hk * p.k_strides[2];
-  const unsigned short* v = static_cast<const unsigned short*>(args.v) + b * p.v_strides[0] + hk * p.v_strides[2];
+  const unsigned short* q =
+      static_cast<const unsigned short*>(args.q) + b * p.q_strides[0] + h * p.q_strides[2];
+  const unsigned short* k =
+      static_cast<const unsigned short*>(args.k) + b * p.k_strides[0] + hk * p.k_strides[2];
+  const unsigned short* v =
+      static_cast<const unsigned short*>(args.v) + b * p.v_strides[0] + hk * p.v_strides[2];
   unsigned short* o = static_cast<unsigned short*>(args.o) + b * p.o_strides[0] + h * p.o_strides[2];
 
   // Q as A fragments, straight from global memory.
@@ -119,7 +122,7 @@ __device__ __forceinline__ void attention(const attn_args& args, const attn_prob
 
   const long long tile0 = kv_begin > 0 ? kv_begin / kKeys * kKeys : 0;
   for (long long k0 = tile0; k0 < kv_end; k0 += kKeys) {
-    __syncthreads();  // the previous tile is consumed
+    __syncthreads();                // the previous tile is consumed
     constexpr int kChunks = D / 8;  // 16-byte chunks per row
     for (int i = threadIdx.x; i < kKeys * kChunks; i += kThreads) {
       const int r = i / kChunks, c = (i % kChunks) * 8;
@@ -185,9 +188,9 @@ __device__ __forceinline__ void attention(const attn_args& args, const attn_prob
     // O += P V: P's accumulators become A fragments; V is read transposed from shared memory.
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
-      const unsigned pa[4] = {pack2<Bf16>(s[2 * kk][0], s[2 * kk][1]), pack2<Bf16>(s[2 * kk][2], s[2 * kk][3]),
-                              pack2<Bf16>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack2<Bf16>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const unsigned pa[4] = {
+          pack2<Bf16>(s[2 * kk][0], s[2 * kk][1]), pack2<Bf16>(s[2 * kk][2], s[2 * kk][3]),
+          pack2<Bf16>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2<Bf16>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
       const unsigned short* v0 = vs + (kk * 16 + 2 * t) * kRow + g;
 #pragma unroll
       for (int n = 0; n < D / 8; ++n) {

@@ -14,7 +14,8 @@
 namespace {
 
 template <int D, bool Bf16>
-__global__ void __launch_bounds__(tiled::kThreads, tiled::min_blocks(D)) tiled_entry(attn_args args, attn_problem p) {
+__global__ void __launch_bounds__(tiled::kThreads, tiled::min_blocks(D))
+    tiled_entry(attn_args args, attn_problem p) {
   tiled::attention<D, Bf16>(args, p);
 }
 

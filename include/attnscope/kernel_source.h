@@ -41,9 +41,8 @@ typedef struct {
 #endif
 
 /* States the launch, once per file, at file scope. */
-#define ATTN_LAUNCH(threads, rows_per_block, smem_bytes)                                     \
-  ATTN_SOURCE_EXTERN_C __device__ const attn_source_launch attnscope_launch = {(threads),     \
-                                                                              (rows_per_block), \
-                                                                              (smem_bytes), 0}
+#define ATTN_LAUNCH(threads, rows_per_block, smem_bytes)                                                    \
+  ATTN_SOURCE_EXTERN_C __device__ const attn_source_launch attnscope_launch = {(threads), (rows_per_block), \
+                                                                               (smem_bytes), 0}
 
 #endif /* ATTNSCOPE_KERNEL_SOURCE_H */

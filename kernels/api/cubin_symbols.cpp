@@ -37,7 +37,11 @@ Section section(std::string_view elf, std::uint64_t shoff, std::uint16_t entsize
 }  // namespace
 
 std::optional<std::string> cubin_symbol_bytes(std::string_view elf, std::string_view name) {
-  if (elf.size() < 0x40 || elf.substr(0, 4) != "\x7f" "ELF" || elf[4] != 2 || elf[5] != 1)
+  if (elf.size() < 0x40 ||
+      elf.substr(0, 4) !=
+          "\x7f"
+          "ELF" ||
+      elf[4] != 2 || elf[5] != 1)
     throw std::runtime_error("cubin: not a 64-bit little-endian ELF file");
   const auto shoff = read_at<std::uint64_t>(elf, 0x28);
   const auto entsize = read_at<std::uint16_t>(elf, 0x3A);

@@ -303,7 +303,8 @@ CompiledSource compile_source(const SourceBuild& build) {
     std::string what = build.path + ": NVRTC " + version + " could not compile it (-arch=" + build.arch;
     for (const auto& [name, value] : build.defines) what += " -D" + name + "=" + value;
     what += "):\n" + (diagnostics.empty() ? out.log + "\n" : format_diagnostics(diagnostics));
-    throw failed.emplace(out.key, SourceCompileError(what, std::move(diagnostics), std::move(why))).first->second;
+    throw failed.emplace(out.key, SourceCompileError(what, std::move(diagnostics), std::move(why)))
+        .first->second;
   }
   std::size_t size = 0;
   lib.cubin_size(prog, &size);

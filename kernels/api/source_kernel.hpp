@@ -18,8 +18,8 @@ bool is_kernel_source(const std::string& path);
 KernelSpec kernel_source_spec(const std::string& path, SourceDirectives& directives);
 
 // What one case compiles: `-DATTN_HEAD_DIM=...` and friends for problem `p` and `knobs`, for `arch`.
-SourceBuild source_build(const std::string& path, const SourceDirectives& d, const Problem& p, const Knobs& knobs,
-                         const std::string& arch);
+SourceBuild source_build(const std::string& path, const SourceDirectives& d, const Problem& p,
+                         const Knobs& knobs, const std::string& arch);
 
 // The launch the compiled source states (ATTN_LAUNCH). Throws PluginError naming `path` when the
 // cubin has no attnscope_launch or states a zero thread or row count.

@@ -350,8 +350,9 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
     const auto* n = root.get(key);
     if (!n) continue;
     const bool sources = std::string_view(key) == "kernel_sources";
-    const char* allowed = sources ? "an array of .cu paths (absolute, or relative to the preset's folder)"
-                                  : "an array of shared-library paths (absolute, or relative to the preset's folder)";
+    const char* allowed =
+        sources ? "an array of .cu paths (absolute, or relative to the preset's folder)"
+                : "an array of shared-library paths (absolute, or relative to the preset's folder)";
     const auto* arr = n->as_array();
     if (!arr) r.fail(*n, key, {"expected an array of strings", allowed});
     const std::filesystem::path dir = std::filesystem::path(source).parent_path();

@@ -2,7 +2,8 @@
 // written by someone outside the project, from docs/plugins.md alone"); run on the device by
 // scripts/device/issue18_final.sh beside cudnn.sdpa. Kept as written.
 // @attnscope id: outside.rowwise
-// @attnscope description: one warp per query row, lanes over keys for QK^T and over dims for PV, fp32 online softmax
+// @attnscope description: one warp per query row, lanes over keys for QK^T and over dims for PV, fp32 online
+// softmax
 // @attnscope writes_lse
 // @attnscope option: -maxrregcount=96
 //
@@ -12,8 +13,8 @@
 // product for key kb+t, the chunk max/sum are warp reductions (online softmax in base 2, fp32), and
 // the P.V update gives each lane the dims lane, lane+32, ... with p broadcast by shuffles.
 #include <attnscope/kernel_source.h>
-#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #if ATTN_DTYPE == ATTN_FP32
 #error attnscope-unsupported: dtype: fp32 is not supported (fp16 and bf16 only)
@@ -30,7 +31,7 @@
 #define D ATTN_HEAD_DIM
 #define DPL (D / 32)  // dims per lane in the P.V update
 
-ATTN_LAUNCH(32 * ATTN_WARPS, ATTN_WARPS, ATTN_WARPS * D * 4);
+ATTN_LAUNCH(32 * ATTN_WARPS, ATTN_WARPS, ATTN_WARPS* D * 4);
 
 #if ATTN_DTYPE == ATTN_FP16
 typedef __half elem_t;
@@ -53,8 +54,7 @@ __device__ __forceinline__ float warp_sum(float x) {
   return x;
 }
 
-extern "C" __global__ void __launch_bounds__(32 * ATTN_WARPS)
-attn_forward(attn_args args, attn_problem p) {
+extern "C" __global__ void __launch_bounds__(32 * ATTN_WARPS) attn_forward(attn_args args, attn_problem p) {
   extern __shared__ float smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t i = (int64_t)blockIdx.x * ATTN_WARPS + warp;  // query row

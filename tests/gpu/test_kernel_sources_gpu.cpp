@@ -42,12 +42,14 @@ TEST(KernelSourcesGpu, PluginAndKernelSourcePassTheCheckBesideCudnnWithMetrics) 
   ATTN_SKIP_WITHOUT_GPU();
   ASSERT_TRUE(fs::exists(cuda_plugin())) << cuda_plugin();
   const fs::path out = fresh_dir("pair");
-  const CliOutcome o = run_cli(
-      "run --backend cuda --plugin " + cuda_plugin() + " --kernel-source " + example_source() +
-          " --kernels example.tiled_mma,example.tiled_rtc,cudnn.sdpa --batch 2 --heads 8 --heads-kv 8,2 --seq 200,1024 "
-          "--head-dim 64,128 --dtype fp16,bf16 --causal 0,1 --max-time-s 0.05 "
-          "--quiet --out " + out.string(),
-      "ATTNSCOPE_CACHE_DIR=" + (out / "cache").string());
+  const CliOutcome o =
+      run_cli("run --backend cuda --plugin " + cuda_plugin() + " --kernel-source " + example_source() +
+                  " --kernels example.tiled_mma,example.tiled_rtc,cudnn.sdpa --batch 2 --heads 8 --heads-kv "
+                  "8,2 --seq 200,1024 "
+                  "--head-dim 64,128 --dtype fp16,bf16 --causal 0,1 --max-time-s 0.05 "
+                  "--quiet --out " +
+                  out.string(),
+              "ATTNSCOPE_CACHE_DIR=" + (out / "cache").string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const LoadedRun run = read_results(out / "results.jsonl");
   std::map<std::string, int> ok;
@@ -76,11 +78,12 @@ TEST(KernelSourcesGpu, AnOutOfBoundsPluginIsAFaultAndTheSweepCompletes) {
   ATTN_SKIP_WITHOUT_GPU();
   ASSERT_TRUE(fs::exists(oob_plugin())) << oob_plugin();
   const fs::path out = fresh_dir("oob");
-  const CliOutcome o = run_cli("run --backend cuda --plugin " + oob_plugin() + " --kernel-source " + example_source() +
-                                   " --kernels bad.oob,example.tiled_rtc --batch 1 --heads 2 --seq 128,256 "
-                                   "--head-dim 64 --max-time-s 0.02 --metrics none --case-timeout 120 --quiet --out " +
-                                   out.string(),
-                               "ATTNSCOPE_CACHE_DIR=" + (out / "cache").string());
+  const CliOutcome o =
+      run_cli("run --backend cuda --plugin " + oob_plugin() + " --kernel-source " + example_source() +
+                  " --kernels bad.oob,example.tiled_rtc --batch 1 --heads 2 --seq 128,256 "
+                  "--head-dim 64 --max-time-s 0.02 --metrics none --case-timeout 120 --quiet --out " +
+                  out.string(),
+              "ATTNSCOPE_CACHE_DIR=" + (out / "cache").string());
   EXPECT_NE(o.exit_code, 2) << o.output;
   const LoadedRun run = read_results(out / "results.jsonl");
   ASSERT_EQ(run.cases.size(), 4u);

@@ -31,13 +31,13 @@ fs::path fresh_dir(const std::string& name) {
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-#define ATTN_SKIP_WITHOUT_NVRTC()                                           \
-  do {                                                                      \
-    try {                                                                   \
-      (void)nvrtc_version();                                                \
-    } catch (const PluginError& e) {                                        \
-      GTEST_SKIP() << "NVRTC is not available here: " << e.what();          \
-    }                                                                       \
+#define ATTN_SKIP_WITHOUT_NVRTC()                                  \
+  do {                                                             \
+    try {                                                          \
+      (void)nvrtc_version();                                       \
+    } catch (const PluginError& e) {                               \
+      GTEST_SKIP() << "NVRTC is not available here: " << e.what(); \
+    }                                                              \
   } while (0)
 
 Problem problem(int d, DType t = DType::fp16) {
@@ -94,13 +94,16 @@ TEST(KernelSourceDirectives, MistakesNameTheFileLineAndWhatIsExpected) {
   };
   EXPECT_EQ(error_of("// @attnscope description: d\n"),
             "k.cu: no '// @attnscope id: family.variant' line; a kernel source names its kernel");
-  EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope colour: red\n"),
-            "k.cu:2: unknown directive '@attnscope colour'; expected one of id, description, entry, writes_lse, "
-            "stated_rel_l2, knob, option, include_dir");
-  EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope description: d\n// @attnscope knob: t values=1,2 default=3\n"),
+  EXPECT_EQ(
+      error_of("// @attnscope id: a.b\n// @attnscope colour: red\n"),
+      "k.cu:2: unknown directive '@attnscope colour'; expected one of id, description, entry, writes_lse, "
+      "stated_rel_l2, knob, option, include_dir");
+  EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope description: d\n// @attnscope knob: t values=1,2 "
+                     "default=3\n"),
             "k.cu:3: knob t: default=3 is not one of its values");
-  EXPECT_EQ(error_of("// @attnscope id: a.b\n// @attnscope description: d\n// @attnscope knob: t values=1,x\n"),
-            "k.cu:3: knob t values: 'x' is not an integer");
+  EXPECT_EQ(
+      error_of("// @attnscope id: a.b\n// @attnscope description: d\n// @attnscope knob: t values=1,x\n"),
+      "k.cu:3: knob t values: 'x' is not an integer");
   EXPECT_EQ(error_of("// @attnscope id: a.b\n"),
             "k.cu:1: no '// @attnscope description: ...' line; expected one line saying what the kernel is");
 }
@@ -153,22 +156,27 @@ TEST(KernelSourceCompile, ACompileErrorIsLocatedAsFileLineColumn) {
     EXPECT_EQ(diag.message, "expected an expression");
     EXPECT_EQ(diag.source_line, "  int x = ;");
     EXPECT_TRUE(e.unsupported().empty());
-    EXPECT_NE(std::string(e.what()).find(src.string() + ":6:11: error: expected an expression"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(src.string() + ":6:11: error: expected an expression"),
+              std::string::npos)
         << e.what();
   }
   // `run` compiles while planning (here without a GPU: a worker command could reach one) and exits 2
   // before any case with the same diagnostic.
-  const CliOutcome planned = run_cli("run --backend cuda --worker-cmd true --plan-only --kernels my.kernel "
-                                     "--batch 1 --heads 2 --seq 64 --head-dim 64 --kernel-source " + src.string() + " --out " + (dir / "run").string(),
-                                     "ATTNSCOPE_CACHE_DIR=" + dir.string());
+  const CliOutcome planned = run_cli(
+      "run --backend cuda --worker-cmd true --plan-only --kernels my.kernel "
+      "--batch 1 --heads 2 --seq 64 --head-dim 64 --kernel-source " +
+          src.string() + " --out " + (dir / "run").string(),
+      "ATTNSCOPE_CACHE_DIR=" + dir.string());
   EXPECT_EQ(planned.exit_code, 2) << planned.output;
   EXPECT_NE(planned.output.find(src.string() + ":6:11: error: expected an expression"), std::string::npos)
       << planned.output;
   // The CLI says the same and exits 2.
-  const CliOutcome o = run_cli("compile " + src.string() + " --head-dim 64", "ATTNSCOPE_CACHE_DIR=" + dir.string());
+  const CliOutcome o =
+      run_cli("compile " + src.string() + " --head-dim 64", "ATTNSCOPE_CACHE_DIR=" + dir.string());
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  EXPECT_NE(o.output.find(src.string() + ":6:11: error: expected an expression\n    int x = ;\n            ^"),
-            std::string::npos)
+  EXPECT_NE(
+      o.output.find(src.string() + ":6:11: error: expected an expression\n    int x = ;\n            ^"),
+      std::string::npos)
       << o.output;
 }
 
@@ -199,31 +207,37 @@ TEST(KernelSourceCompile, ASourceWithoutALaunchIsRefusedWithWhatToAdd) {
   ATTN_SKIP_WITHOUT_NVRTC();
   const fs::path dir = fresh_dir("nolaunch");
   const fs::path src = dir / "k.cu";
-  write(src, "// @attnscope id: my.k\n// @attnscope description: d\n#include <attnscope/kernel_source.h>\n"
-             "extern \"C\" __global__ void attn_forward(attn_args, attn_problem) {}\n");
-  const CliOutcome o = run_cli("compile " + src.string() + " --head-dim 64", "ATTNSCOPE_CACHE_DIR=" + dir.string());
+  write(src,
+        "// @attnscope id: my.k\n// @attnscope description: d\n#include <attnscope/kernel_source.h>\n"
+        "extern \"C\" __global__ void attn_forward(attn_args, attn_problem) {}\n");
+  const CliOutcome o =
+      run_cli("compile " + src.string() + " --head-dim 64", "ATTNSCOPE_CACHE_DIR=" + dir.string());
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.output.find(src.string() + ": no ATTN_LAUNCH(threads, rows_per_block, smem_bytes) at file scope"),
-            std::string::npos)
+  EXPECT_NE(
+      o.output.find(src.string() + ": no ATTN_LAUNCH(threads, rows_per_block, smem_bytes) at file scope"),
+      std::string::npos)
       << o.output;
 }
 
 TEST(KernelSourceCli, KernelsListsTheSourceAndRunRefusesAFileThatIsNotCu) {
   ATTN_SKIP_WITHOUT_NVRTC();
   const fs::path dir = fresh_dir("cli");
-  CliOutcome o = run_cli("kernels --kernel-source " + example_source(), "ATTNSCOPE_CACHE_DIR=" + dir.string());
+  CliOutcome o =
+      run_cli("kernels --kernel-source " + example_source(), "ATTNSCOPE_CACHE_DIR=" + dir.string());
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const std::size_t row = o.output.find("example.tiled_rtc");
   ASSERT_NE(row, std::string::npos) << o.output;
   const std::string line = o.output.substr(row, o.output.find('\n', row) - row);
   EXPECT_NE(line.find("64,128"), std::string::npos) << line;  // the head dims it compiles for
-  EXPECT_NE(line.find("[kernel source " + fs::canonical(example_source()).string() + "]"), std::string::npos) << line;
+  EXPECT_NE(line.find("[kernel source " + fs::canonical(example_source()).string() + "]"), std::string::npos)
+      << line;
   o = run_cli("run --kernel-source " + (dir / "k.txt").string());
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("expected a .cu file"), std::string::npos) << o.output;
   o = run_cli("run --backend cpu --kernels cpu.reference --kernel-source " + (dir / "missing.cu").string());
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.output.find("missing.cu: no such file (--kernel-source); expected a .cu file"), std::string::npos)
+  EXPECT_NE(o.output.find("missing.cu: no such file (--kernel-source); expected a .cu file"),
+            std::string::npos)
       << o.output;
 }
 
@@ -246,7 +260,8 @@ TEST(NvrtcLog, DiagnosticsAreParsedWithTheirCaretColumn) {
   EXPECT_EQ(d[1].severity, "error");
   EXPECT_EQ(d[1].message, "identifier \"zz\" is undefined");
   EXPECT_EQ(d[1].column, 10);
-  EXPECT_EQ(format_diagnostics({d[1]}), "/a/k.cu:14:10: error: identifier \"zz\" is undefined\n    return zz;\n           ^\n");
+  EXPECT_EQ(format_diagnostics({d[1]}),
+            "/a/k.cu:14:10: error: identifier \"zz\" is undefined\n    return zz;\n           ^\n");
 }
 
 }  // namespace

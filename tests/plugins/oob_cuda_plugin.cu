@@ -14,7 +14,8 @@ int prepare(const attn_problem*, const attn_knob*, int32_t, void** state, const 
   return 0;
 }
 int run(void*, const attn_args* args, const char** error) {
-  write_out_of_bounds<<<1, 32, 0, static_cast<cudaStream_t>(args->stream)>>>(static_cast<unsigned short*>(args->o));
+  write_out_of_bounds<<<1, 32, 0, static_cast<cudaStream_t>(args->stream)>>>(
+      static_cast<unsigned short*>(args->o));
   if (cudaGetLastError() != cudaSuccess) {
     *error = "launch failed";
     return 1;
@@ -23,8 +24,8 @@ int run(void*, const attn_args* args, const char** error) {
 }
 void destroy(void*) {}
 
-const attn_kernel kKernels[] = {{"bad.oob", "writes 2 TiB past O", ATTN_BACKEND_CUDA, nullptr, 0, 0, why_not, prepare,
-                                 run, destroy, nullptr, 0.0}};
+const attn_kernel kKernels[] = {{"bad.oob", "writes 2 TiB past O", ATTN_BACKEND_CUDA, nullptr, 0, 0, why_not,
+                                 prepare, run, destroy, nullptr, 0.0}};
 const attn_plugin kPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "out-of-bounds test plug-in", 1, kKernels};
 
 }  // namespace

@@ -129,9 +129,11 @@ TEST(Preset, SyntaxErrorGivesFileLineCol) {
 // Issue 18: plug-ins and kernel sources resolve against the preset's folder; kernel_sources takes
 // .cu files only.
 TEST(Preset, PluginsAndKernelSourcesAreFilesBesideThePreset) {
-  const SweepSpec s = parse_preset(
-      "plugins = [\"libx.so\", \"/abs/liby.so\"]\nkernel_sources = [\"src/k.cu\"]\n", "/home/me/presets/p.toml");
-  EXPECT_EQ(s.plugins, (std::vector<std::string>{"/home/me/presets/libx.so", "/abs/liby.so", "/home/me/presets/src/k.cu"}));
+  const SweepSpec s =
+      parse_preset("plugins = [\"libx.so\", \"/abs/liby.so\"]\nkernel_sources = [\"src/k.cu\"]\n",
+                   "/home/me/presets/p.toml");
+  EXPECT_EQ(s.plugins, (std::vector<std::string>{"/home/me/presets/libx.so", "/abs/liby.so",
+                                                 "/home/me/presets/src/k.cu"}));
   EXPECT_EQ(preset_error("kernel_sources = [\"k.cpp\"]\n"),
             "p.toml:1:19: field 'kernel_sources' = 'k.cpp': not a .cu file; allowed: an array of .cu "
             "paths (absolute, or relative to the preset's folder)");
