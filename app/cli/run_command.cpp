@@ -19,6 +19,7 @@
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/engine/sampler.hpp"
+#include "profiling/plugin_records.hpp"
 #include "profiling/result.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/variant.hpp"
@@ -226,9 +227,7 @@ RunInfo base_run_info(const RunOptions& options, const RunPlan& rp) {
   run.command_line = options.command_line;
   run.protocol = rp.spec.protocol;
   run.baseline = rp.spec.baseline;
-  for (const PluginInfo& p : loaded_plugins())
-    run.plugins.push_back(
-        {p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile, p.watched, p.version});
+  run.plugins = loaded_plugin_records();
   return run;
 }
 
@@ -260,7 +259,7 @@ std::vector<WorkerSlot> worker_slots(const IsolationOptions& iso, const RunPlan&
   setup.backend = rp.backend;
   setup.protocol = rp.spec.protocol;
   setup.debug_kernels = rp.file.debug_kernels;
-  for (const PluginInfo& p : loaded_plugins()) setup.plugins.push_back(p.path);
+  setup.plugins = loaded_plugin_paths();
   try {
     return make_worker_slots(iso.worker_cmds, devices, self_executable(), setup);
   } catch (const SpecError& e) {
@@ -436,7 +435,7 @@ int run_sweep(const RunOptions& options) {
     // Kept in plan.jsonl, so that a --plan-only directory can be started with --resume.
     rp.file.protocol = rp.spec.protocol;
     rp.file.baseline = rp.spec.baseline;
-    for (const PluginInfo& p : loaded_plugins()) rp.file.plugins.push_back(p.path);
+    rp.file.plugins = loaded_plugin_paths();
   }
   setup.plan = rp.file;
   setup.base = base;

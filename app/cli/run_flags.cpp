@@ -2,6 +2,7 @@
 #include "app/cli/run_flags.hpp"
 
 #include "app/cli/sweep_flags.hpp"
+#include "kernels/api/source_kernel.hpp"
 #include "profiling/sweep/command_line.hpp"
 
 namespace attn::cli {
@@ -34,7 +35,7 @@ CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& i
       ->type_name("FILE.cu")
       ->check(
           [](const std::string& v) -> std::string {
-            if (v.size() > 3 && v.compare(v.size() - 3, 3, ".cu") == 0) return {};
+            if (is_kernel_source(v)) return {};
             return "'" + v + "': expected a .cu file written to include/attnscope/kernel_source.h";
           },
           "FILE.cu");

@@ -69,7 +69,7 @@ bool GuiState::launch_sweep(const SweepSpec& spec, Backend backend, const std::v
     for (std::size_t i : job.plan.plan_index) job.plan.cases.push_back(cases[i]);
     job.plan.protocol = spec.protocol;
     job.plan.baseline = spec.baseline;
-    for (const PluginInfo& p : loaded_plugins()) job.plan.plugins.push_back(p.path);
+    job.plan.plugins = loaded_plugin_paths();
   } catch (const SpecError& e) {
     notify(std::string("cannot start the sweep: ") + e.what(), true);
     return false;

@@ -7,6 +7,7 @@
 #include "app/cli/build_info.hpp"
 #include "kernels/api/plugin_loader.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/plugin_records.hpp"
 #include "profiling/result.hpp"
 #include "profiling/sweep/variant.hpp"
 #include "profiling/worker/supervisor.hpp"
@@ -178,9 +179,7 @@ void JobRunner::run_sweep(SweepJob job) {
   // As the records name it ("fa2.mma@stages=0" -> "fa2.mma"), so plots find the baseline.
   base.baseline = job.spec.baseline.empty() ? std::string() : variant_label_of(job.spec.baseline);
   base.backend = std::string(to_string(job.plan.backend));
-  for (const PluginInfo& p : loaded_plugins())
-    base.plugins.push_back(
-        {p.path, p.size, p.sha256, p.name, p.kernels, p.kind, p.compile, p.watched, p.version});
+  base.plugins = loaded_plugin_records();
 
   StoredRun stored;
   stored.label = base.run_id;
@@ -227,7 +226,7 @@ void JobRunner::run_sweep(SweepJob job) {
     setup.backend = job.plan.backend;
     setup.protocol = job.spec.protocol;
     setup.debug_kernels = job.plan.debug_kernels;
-    for (const PluginInfo& p : loaded_plugins()) setup.plugins.push_back(p.path);
+    setup.plugins = loaded_plugin_paths();
     const std::string exe = job.worker_executable.empty() ? self_executable() : job.worker_executable;
     SupervisorOptions options;
     options.case_timeout_s = job.case_timeout_s;

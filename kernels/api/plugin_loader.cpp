@@ -262,6 +262,12 @@ const PluginInfo& load_plugin_version(const std::string& snapshot, const std::st
 
 const std::vector<PluginInfo>& loaded_plugins() { return plugins(); }
 
+std::vector<std::string> loaded_plugin_paths() {
+  std::vector<std::string> out;
+  for (const PluginInfo& p : plugins()) out.push_back(p.path);
+  return out;
+}
+
 const PluginInfo* plugin_of(std::string_view kernel_id) {
   for (const PluginInfo& p : plugins())
     if (std::find(p.kernels.begin(), p.kernels.end(), kernel_id) != p.kernels.end()) return &p;

@@ -47,6 +47,8 @@ void load_plugins(const std::vector<std::string>& paths);
 const PluginInfo& load_plugin_version(const std::string& snapshot, const std::string& watched, int version);
 // Every library loaded in this process, in load order.
 const std::vector<PluginInfo>& loaded_plugins();
+// Their paths, as workers, plans and resumes load them again.
+std::vector<std::string> loaded_plugin_paths();
 // The library that registered `kernel_id`, or nullptr for a built-in kernel.
 const PluginInfo* plugin_of(std::string_view kernel_id);
 // ATTNSCOPE_PLUGIN_PATH split at ':' (empty entries dropped), then `extra` (--plugin), then

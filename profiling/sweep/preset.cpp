@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/api/source_kernel.hpp"
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/protocol_fields.hpp"
 #include "profiling/sweep/variant.hpp"
@@ -359,8 +360,7 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
     for (const toml::node& e : *arr) {
       const std::string path = r.string(e, key, allowed);
       if (path.empty()) r.fail(e, key, {"empty path", allowed});
-      if (sources && (path.size() < 4 || path.compare(path.size() - 3, 3, ".cu") != 0))
-        r.fail(e, key, {"not a .cu file", allowed});
+      if (sources && !is_kernel_source(path)) r.fail(e, key, {"not a .cu file", allowed});
       const std::filesystem::path p(path);
       spec.plugins.push_back(p.is_absolute() ? path : (dir / p).lexically_normal().string());
     }
