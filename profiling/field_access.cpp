@@ -66,6 +66,16 @@ std::string set_dtype(CaseResult& c, const FieldValue& v) {
   return {};
 }
 
+FieldValue get_pass(const CaseResult& c) { return std::string(to_string(c.problem.pass)); }
+std::string set_pass(CaseResult& c, const FieldValue& v) {
+  std::string s;
+  if (auto why = from_value(v, s); !why.empty()) return why;
+  const auto pass = parse_pass(s);
+  if (!pass) return std::string("expected ") + kPassAllowed + ", got \"" + s + "\"";
+  c.problem.pass = *pass;
+  return {};
+}
+
 FieldValue get_window_left(const CaseResult& c) { return c.problem.window.left; }
 std::string set_window_left(CaseResult& c, const FieldValue& v) {
   return from_value(v, c.problem.window.left);

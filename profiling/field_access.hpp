@@ -138,6 +138,8 @@ std::string set_metrics_status(CaseResult& c, const FieldValue& v);
 FieldValue get_knobs(const CaseResult& c);
 std::string set_knobs(CaseResult& c, const FieldValue& v);
 FieldValue get_dtype(const CaseResult& c);
+FieldValue get_pass(const CaseResult& c);
+std::string set_pass(CaseResult& c, const FieldValue& v);
 std::string set_dtype(CaseResult& c, const FieldValue& v);
 FieldValue get_window_left(const CaseResult& c);
 std::string set_window_left(CaseResult& c, const FieldValue& v);

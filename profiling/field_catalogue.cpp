@@ -522,6 +522,18 @@ const std::array kFields = {
               .get = &get_in<&C::roofline, &R::bound>,
               .set = &set_in<&C::roofline, &R::bound>,
               .csv = true},
+    // the pass (in the problem; a column after those results.csv always had) and its gradients
+    FieldDesc{.path = "problem.pass",
+              .name = "direction",  // "pass" names the check's column
+              .label = "Pass",
+              .type = FT::text,
+              .get = &get_pass,
+              .set = &set_pass,
+              .json = false,
+              .csv = true},
+    ATTN_GRAD_ROWS(dq, "dQ"),
+    ATTN_GRAD_ROWS(dk, "dK"),
+    ATTN_GRAD_ROWS(dv, "dV"),
     // where the case ran
     ATTN_PLACE_TEXT(host, "Host"),
     ATTN_PLACE_INT(device_index, "Device index"),
@@ -543,6 +555,8 @@ const std::array kFields = {
 };
 
 #undef ATTN_METRIC_ROW
+#undef ATTN_GRAD
+#undef ATTN_GRAD_ROWS
 #undef ATTN_PHASE
 #undef ATTN_PLACE_TEXT
 #undef ATTN_PLACE_INT
@@ -554,6 +568,9 @@ constexpr std::array kGroups = {
     FieldGroup{"roofline", [](C& c) { c.roofline.emplace(); }},
     FieldGroup{"place", [](C& c) { c.place.emplace(); }},
     FieldGroup{"phases", [](C& c) { c.phases.emplace(); }},
+    FieldGroup{"grad_check.dq", [](C& c) { c.grad_dq.emplace(); }},
+    FieldGroup{"grad_check.dk", [](C& c) { c.grad_dk.emplace(); }},
+    FieldGroup{"grad_check.dv", [](C& c) { c.grad_dv.emplace(); }},
 };
 
 }  // namespace

@@ -53,6 +53,23 @@ inline constexpr FieldDesc metric_row(std::string_view name, std::string_view la
     .get = &get_in<&C::phases, &CasePhases::NAME>, .set = &set_in<&C::phases, &CasePhases::NAME>,            \
     .csv = true, .plot = true                                                                                \
   }
+// A grad_check.<grad>.* row: one error statistic of one gradient (GRAD is dq, dk or dv).
+#define ATTN_GRAD(GRAD, MEMBER, TYPE, LABEL, CSV)                                                     \
+  FieldDesc {                                                                                         \
+    .path = "grad_check." #GRAD "." #MEMBER, .name = #GRAD "_" #MEMBER, .label = LABEL, .type = TYPE, \
+    .higher_is_better = false, .get = &get_in<&C::grad_##GRAD, &K::MEMBER>,                           \
+    .set = &set_in<&C::grad_##GRAD, &K::MEMBER>, .csv = CSV, .plot = CSV                              \
+  }
+#define ATTN_GRAD_ROWS(GRAD, NAME)                                                                       \
+  ATTN_GRAD(GRAD, max_abs, FT::real, NAME " max. abs. error", false),                                    \
+      ATTN_GRAD(GRAD, rel_l2, FT::real, NAME " relative L2 error", true),                                \
+      ATTN_GRAD(GRAD, tol, FT::real, NAME " tolerance on rel. L2", false),                               \
+      ATTN_GRAD(GRAD, pass, FT::boolean, NAME " check passed", false),                                   \
+      ATTN_GRAD(GRAD, nonfinite, FT::int64, NAME " non-finite values", false), FieldDesc {               \
+    .path = "grad_check." #GRAD ".tol_rule", .name = #GRAD "_tol_rule", .label = NAME " tolerance rule", \
+    .type = FT::text, .get = &get_in<&C::grad_##GRAD, &K::tol_rule>,                                     \
+    .set = &set_in<&C::grad_##GRAD, &K::tol_rule>                                                        \
+  }
 // A place.* row: where the case ran (CasePlace); text omitted while empty.
 #define ATTN_PLACE_TEXT(NAME, LABEL)                                                               \
   FieldDesc {                                                                                      \

@@ -148,7 +148,10 @@ struct CaseResult {
   double flops = 0;
   std::int64_t min_bytes = 0;
   std::optional<double> tflops, gbps, queries_per_s;
-  std::optional<Correctness> correctness;
+  std::optional<Correctness> correctness;  // of O (the forward's output; in a bwd pass, the forward run)
+  // Passes with a backward: dQ, dK and dV against the reference gradients, each under the same rule
+  // as O ("grad_check.dq" ... in the record).
+  std::optional<Correctness> grad_dq, grad_dk, grad_dv;
   std::optional<std::int64_t> device_bytes_peak;
   std::string nvtx_range;
   std::optional<Clocks> clocks;

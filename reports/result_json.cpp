@@ -330,6 +330,12 @@ Problem problem_from(const json& j, const std::string& path) {
     if (s != "bshd") fail(child(path, "layout"), "expected \"bshd\", got \"" + s + "\"");
     p.layout = Layout::bshd;
   }
+  if (const json* pass = find(j, "pass")) {
+    const std::string s = as_string(*pass, child(path, "pass"));
+    const auto parsed = parse_pass(s);
+    if (!parsed) fail(child(path, "pass"), std::string("expected ") + kPassAllowed + ", got \"" + s + "\"");
+    p.pass = *parsed;
+  }
   return p;
 }
 
@@ -361,6 +367,7 @@ void to_json(json& j, const Problem& p) {
        {"causal", p.causal},
        {"window", json::array({p.window.left, p.window.right})},
        {"layout", "bshd"}};
+  if (p.pass != Pass::fwd) j["pass"] = std::string(to_string(p.pass));  // absent: the forward
 }
 
 void from_json(const json& j, Problem& p) { p = problem_from(j, "problem"); }

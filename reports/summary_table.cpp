@@ -20,6 +20,25 @@ constexpr std::size_t kNoteWidth = 60;  // [columns] reason text; the full text 
 constexpr std::array kAllStatuses{Status::ok,    Status::skipped, Status::mismatch, Status::oom,
                                   Status::fault, Status::timeout, Status::error};
 
+// O's error, or for a backward the first failing gradient, else the worst ("dK 2.1e-3 pass"). A
+// forward that failed its check shows as O's.
+std::string check_cell(const CaseResult& c) {
+  auto cell = [](const char* name, const Correctness& x) {
+    return fmt::format("{}{:.1e} {}", name, x.rel_l2, x.pass ? "pass" : "FAIL");
+  };
+  if (c.correctness && !c.correctness->pass) return cell("", *c.correctness);
+  const Correctness* worst = nullptr;
+  const char* worst_name = "";
+  for (const auto& [name, grad] : {std::pair{"dQ ", &c.grad_dq}, {"dK ", &c.grad_dk}, {"dV ", &c.grad_dv}}) {
+    if (!*grad) continue;
+    const Correctness& x = **grad;
+    if (!x.pass) return cell(name, x);
+    if (!worst || x.rel_l2 > worst->rel_l2) worst = &x, worst_name = name;
+  }
+  if (worst) return cell(worst_name, *worst);
+  return c.correctness ? cell("", *c.correctness) : std::string("-");
+}
+
 }  // namespace
 
 std::string format_summary(const std::vector<CaseResult>& cases, const std::string& baseline) {
@@ -61,9 +80,7 @@ std::string format_summary(const std::vector<CaseResult>& cases, const std::stri
       const auto s = speedup_over(cases, baseline, c);
       row.push_back(s ? fmt::format("{:.2f}x", *s) : "-");
     }
-    row.push_back(c.correctness
-                      ? fmt::format("{:.1e} {}", c.correctness->rel_l2, c.correctness->pass ? "pass" : "FAIL")
-                      : std::string("-"));
+    row.push_back(check_cell(c));
     if (notes)
       row.push_back(c.status == Status::ok ? std::string() : shorten(one_line(c.reason), kNoteWidth));
     table.add_row(std::move(row));

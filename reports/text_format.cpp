@@ -27,6 +27,10 @@ std::string config_label(const Problem& p, const Knobs& knobs) {
   if (p.heads_kv != p.heads_q) s += " Hkv=" + std::to_string(p.heads_kv);
   if (p.seq_kv != p.seq_q) s += " Sk=" + std::to_string(p.seq_kv);
   if (p.head_dim_v != p.head_dim) s += " Dv=" + std::to_string(p.head_dim_v);
+  if (p.pass != Pass::fwd) {
+    s += ' ';
+    s += to_string(p.pass);
+  }
   // 0 is "the kernel's traits choose" (fa2.mma, ffpa.l1): not a setting worth a column's width.
   for (const auto& [name, value] : knobs)
     if (value != 0) s += " " + name + "=" + std::to_string(value);

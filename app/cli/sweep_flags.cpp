@@ -71,6 +71,10 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               "sliding windows: L,R keys left/right of the diagonal (-1 = unbounded); L alone = L,0; several "
               "separated by ';' (quote them); none = no window",
               kSweepGroup);
+  text_option(cmd, "--pass", o.pass, "LIST",
+              "which pass to measure: fwd, bwd (the backward alone, given the kernel's own forward's O and "
+              "LSE) or fwd+bwd (both back to back); several separated by ','",
+              kSweepGroup);
   text_option(cmd, "--backend", o.backend, "cpu|cuda",
               "where kernels run; kernels of the other backend are skipped", kSweepGroup);
   text_option(cmd, "--baseline", o.baseline, "KERNEL",

@@ -51,6 +51,7 @@ std::string group_field_text(const SweepGroup& g, const std::string& key) {
   if (key == "dtype") return join_map(g.dtype, [](DType d) { return std::string(to_string(d)); });
   if (key == "causal") return join_map(g.causal, [](int c) { return std::to_string(c); });
   if (key == "window") return join_map(g.window, window_text, ";");
+  if (key == "pass") return join_map(g.pass, [](Pass p) { return std::string(to_string(p)); });
   return "";
 }
 
@@ -92,6 +93,8 @@ const std::vector<FormField>& axis_fields() {
       {"causal", "causal", "--causal", &SweepForm::causal, &SweepOverrides::causal, "0, 1 or 0,1"},
       {"window", "window", "--window", &SweepForm::window, &SweepOverrides::window,
        "L,R keys left/right of the diagonal; L alone = L,0; several with ';'; none"},
+      {"pass", "pass", "--pass", &SweepForm::pass, &SweepOverrides::pass,
+       "fwd, bwd (given the kernel's own forward) or fwd+bwd; several with ','"},
   };
   return f;
 }

@@ -28,6 +28,7 @@ std::string field_hint(const GuiState& s, const FormField& f) {
   if (key == "head_dim_v") return "= head dim";
   if (key == "window") return "none";
   if (key == "causal") return "0";
+  if (key == "pass") return "fwd";
   if (key == "dtype") return s.preview.backend == Backend::cpu ? "fp32" : "fp16";
   return "";
 }

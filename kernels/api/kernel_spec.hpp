@@ -44,6 +44,28 @@ struct AttentionArgs {
   void* stream = nullptr;  // cudaStream_t for CUDA kernels
 };
 
+// The backward of attention (docs/design.md "Passes"): from Q, K, V, the forward's O and LSE and
+// the incoming gradient dO, the gradients dQ [B, Sq, Hq, D], dK [B, Sk, Hkv, D] and dV
+// [B, Sk, Hkv, Dv] in the problem's dtype (BSHD like their tensors). With GQA/MQA dK and dV sum over
+// the query heads of a group. Rows with no visible key contribute nothing (zero gradients, never
+// NaN). The kernel writes every element of dQ, dK and dV on each call (zeroing an accumulator is
+// its own work, inside the timed region); fp32 accumulation inside is allowed.
+struct BackwardArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const void* o = nullptr;
+  const void* d_o = nullptr;
+  const float* lse = nullptr;  // [B, Hq, Sq], natural log, as the forward wrote it
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  float scale = 1.0f;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  void* stream = nullptr;
+};
+
 // A kernel bound to one problem and knob set: handles, plans and descriptors live here, so
 // expensive set-up (cuDNN graph building, cuBLAS handles) stays outside the timed region.
 class PreparedKernel {
@@ -54,6 +76,10 @@ class PreparedKernel {
   // Enqueues the attention on args.stream (CUDA) or runs it to completion (CPU). Throws
   // KernelError on failure; must not synchronise the stream.
   virtual void run(const AttentionArgs& args) = 0;
+  // The backward pass, for kernels whose KernelSpec has `backward_why_not` and a problem it takes;
+  // the same rules as run(). The forward that produced args.o and args.lse ran on this object.
+  virtual std::size_t backward_workspace_bytes() const { return 0; }
+  virtual void run_backward(const BackwardArgs& args);
 };
 
 // A kernel that refuses a problem at prepare time (e.g. cuDNN finds no engine): the case is
@@ -85,8 +111,23 @@ struct KernelSpec {
   // Empty string when the kernel takes the problem; otherwise the reason, naming the field.
   std::function<std::string(const Problem&, const Knobs&)> why_not;
   std::function<std::unique_ptr<PreparedKernel>(const Problem&, const Knobs&)> prepare;
+  // Empty: the kernel has no backward pass, and its bwd and fwd+bwd cases are skipped with that
+  // reason. Otherwise as why_not, asked only for problems whose pass has a backward.
+  std::function<std::string(const Problem&, const Knobs&)> backward_why_not;
   // Empty: the engine's tolerance rule (2x cudnn.sdpa, else the dtype bound).
   std::function<StatedBound(const Problem&)> stated_bound;
 };
+
+// Why `k` cannot run the backward of `p` (whose pass has one); empty when it can.
+inline std::string backward_why_not(const KernelSpec& k, const Problem& p, const Knobs& knobs) {
+  if (!k.backward_why_not)
+    return k.id + " has no backward pass (pass = " + std::string(to_string(p.pass)) +
+           "); run it with pass = fwd";
+  return k.backward_why_not(p, knobs);
+}
+
+inline void PreparedKernel::run_backward(const BackwardArgs&) {
+  throw KernelError("this kernel has no backward pass");
+}
 
 }  // namespace attn

@@ -90,7 +90,9 @@ std::int64_t Problem::visible_pairs_per_head() const {
   return static_cast<std::int64_t>(pairs > cap ? cap : pairs);  // saturates past 2^63 - 1 pairs
 }
 
-double Problem::flops() const {
+double Problem::flops() const { return forward_flops() * pass_flop_factor(pass); }
+
+double Problem::forward_flops() const {
   const double pairs = seq_q < 1 || seq_kv < 1 ? 0.0 : static_cast<double>(exact_pairs(*this));
   return 2.0 * static_cast<double>(batch) * static_cast<double>(heads_q) *
          static_cast<double>(head_dim + head_dim_v) * pairs;
@@ -101,13 +103,18 @@ double Problem::tensor_bytes() const {
                sk = static_cast<double>(seq_kv), hq = static_cast<double>(heads_q),
                hkv = static_cast<double>(heads_kv), d = static_cast<double>(head_dim),
                dv = static_cast<double>(head_dim_v);
-  return b * (sq * hq * (d + dv) + sk * hkv * (d + dv)) * static_cast<double>(dtype_bytes(dtype));
+  const double forward = b * (sq * hq * (d + dv) + sk * hkv * (d + dv));
+  return (has_backward(pass) ? 2.0 * forward : forward) * static_cast<double>(dtype_bytes(dtype));
 }
 
 std::int64_t Problem::min_bytes(bool with_lse) const {
   const auto e = static_cast<std::int64_t>(dtype_bytes(dtype));
-  std::int64_t bytes = (q_elems() + k_elems() + v_elems() + o_elems()) * e;
-  if (with_lse) bytes += lse_elems() * 4;
+  const std::int64_t qkvo = (q_elems() + k_elems() + v_elems() + o_elems()) * e;
+  std::int64_t bytes = 0;
+  if (has_forward(pass)) bytes += qkvo + (with_lse || has_backward(pass) ? lse_elems() * 4 : 0);
+  // Q, K, V, O and dO (the size of O) read, LSE read, dQ, dK and dV (the sizes of Q, K, V) written.
+  if (has_backward(pass))
+    bytes += qkvo + o_elems() * e + lse_elems() * 4 + (q_elems() + k_elems() + v_elems()) * e;
   return bytes;
 }
 
@@ -164,6 +171,7 @@ std::string Problem::full_label() const {
   s << " D=" << head_dim;
   if (head_dim_v != head_dim) s << " Dv=" << head_dim_v;
   s << ' ' << to_string(dtype) << ' ' << mask_label();
+  if (pass != Pass::fwd) s << ' ' << to_string(pass);
   return s.str();
 }
 

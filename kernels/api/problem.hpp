@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/api/dtype.hpp"
+#include "kernels/api/pass.hpp"
 
 namespace attn {
 
@@ -35,6 +36,9 @@ struct Problem {
   bool causal = false;
   Window window;
   Layout layout = Layout::bshd;
+  // What a case computes on this shape; the forward by default. Part of the problem so that every
+  // comparison keyed on it (baselines, speedups, shards, the reference cache) keeps passes apart.
+  Pass pass = Pass::fwd;
 
   friend bool operator==(const Problem&, const Problem&) = default;
 
@@ -70,11 +74,15 @@ struct Problem {
   std::int64_t o_elems() const { return batch * seq_q * heads_q * head_dim_v; }
   std::int64_t lse_elems() const { return batch * heads_q * seq_q; }
 
-  // flops = 2 * B * Hq * (D + Dv) * P (docs/design.md "Counting").
+  // The forward's 2 * B * Hq * (D + Dv) * P (docs/design.md "Counting").
+  double forward_flops() const;
+  // The pass's: forward_flops() x pass_flop_factor(pass) (2.5 for bwd, 3.5 for fwd+bwd).
   double flops() const;
-  // Bytes of Q, K, V and O, in double so that no size overflows (the planner's size limit).
+  // Bytes of the tensors the pass holds (Q, K, V and O; dO, dQ, dK and dV too when it has a
+  // backward), in double so that no size overflows (the planner's size limit).
   double tensor_bytes() const;
-  // Q, K, V read once and O written once, plus LSE [fp32] when the kernel writes it.
+  // The forward: Q, K, V read once and O written once, plus LSE [fp32] when the kernel writes it.
+  // The backward: Q, K, V, O, dO and LSE read once, dQ, dK and dV written once. fwd+bwd: both.
   std::int64_t min_bytes(bool with_lse) const;
 
   double default_scale() const;
@@ -88,7 +96,7 @@ struct Problem {
   // "2x16x8192x128" (B x Hq x Sq x D), the NVTX/label form; full_label() adds everything else.
   std::string shape_label() const;
   std::string mask_label() const;  // "full", "causal", "win64,0", "causal+win128,-1"
-  std::string full_label() const;
+  std::string full_label() const;  // ends with " bwd" / " fwd+bwd" for those passes
 };
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/cpu/cpu_flash_backward.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace attn {
@@ -105,6 +106,12 @@ class CpuFlashKernel final : public PreparedKernel {
     parallel_for(p.batch * p.heads_q,
                  [&](std::int64_t bh) { flash_head(p, a, m_tiles, bh / p.heads_q, bh % p.heads_q); });
   }
+  void run_backward(const BackwardArgs& a) override {
+    const auto& p = m_problem;
+    parallel_for(p.batch * p.heads_kv, [&](std::int64_t bh) {
+      flash_backward_kv_head(p, a, m_tiles.br, m_tiles.bc, bh / p.heads_kv, bh % p.heads_kv);
+    });
+  }
 
  private:
   Problem m_problem;
@@ -121,7 +128,8 @@ int knob_or(const Knobs& k, const char* name, int fallback) {
 KernelSpec make_cpu_flash_spec() {
   KernelSpec s;
   s.id = "cpu.flash";
-  s.description = "CPU tiled online softmax (FlashAttention algorithm) in fp32, threaded over B x H";
+  s.description =
+      "CPU tiled online softmax (FlashAttention algorithm) in fp32, threaded over B x H; FA2 backward";
   s.backend = Backend::cpu;
   s.knobs = {{"block_q", {16, 32, 64, 128}, 64, "query rows per tile (Br)"},
              {"block_k", {16, 32, 64, 128}, 64, "keys per tile (Bc)"}};
@@ -134,6 +142,7 @@ KernelSpec make_cpu_flash_spec() {
     }
     return {};
   };
+  s.backward_why_not = [](const Problem&, const Knobs&) { return std::string(); };  // why_not covers it
   s.prepare = [](const Problem& p, const Knobs& k) -> std::unique_ptr<PreparedKernel> {
     return std::make_unique<CpuFlashKernel>(p, Tiles{knob_or(k, "block_q", 64), knob_or(k, "block_k", 64)});
   };

@@ -102,6 +102,22 @@ class CpuReferenceKernel final : public PreparedKernel {
     if (a.lse)
       for (std::size_t n = 0; n < m_lse.size(); ++n) a.lse[n] = static_cast<float>(m_lse[n]);
   }
+  // Exact gradients from Q, K, V and dO alone: the oracle does not trust a forward's O or LSE.
+  void run_backward(const BackwardArgs& a) override {
+    const auto& p = m_problem;
+    std::vector<double> dq(static_cast<std::size_t>(p.q_elems())), dk(static_cast<std::size_t>(p.k_elems())),
+        dv(static_cast<std::size_t>(p.v_elems()));
+    cpu_reference_backward(p, static_cast<const float*>(a.q), static_cast<const float*>(a.k),
+                           static_cast<const float*>(a.v), static_cast<const float*>(a.d_o), a.scale,
+                           dq.data(), dk.data(), dv.data());
+    auto narrow = [](const std::vector<double>& from, void* to) {
+      auto* out = static_cast<float*>(to);
+      for (std::size_t n = 0; n < from.size(); ++n) out[n] = static_cast<float>(from[n]);
+    };
+    narrow(dq, a.dq);
+    narrow(dk, a.dk);
+    narrow(dv, a.dv);
+  }
 
  private:
   Problem m_problem;
@@ -115,9 +131,10 @@ std::string cpu_kernel_why_not(const Problem& p, const Knobs& k) { return cpu_wh
 KernelSpec make_cpu_reference_spec() {
   KernelSpec s;
   s.id = "cpu.reference";
-  s.description = "CPU oracle: exact two-pass softmax with fp64 accumulation, every mask";
+  s.description = "CPU oracle: exact two-pass softmax with fp64 accumulation, every mask; exact backward";
   s.backend = Backend::cpu;
   s.why_not = cpu_why_not;
+  s.backward_why_not = cpu_why_not;
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     return std::make_unique<CpuReferenceKernel>(p);
   };

@@ -23,4 +23,11 @@ void cpu_reference_attention(const Problem& p, const float* q, const float* k, c
 void cpu_reference_rows(const Problem& p, const float* q, const float* k, const float* v, double scale,
                         std::span<const RowIndex> rows, double* o_rows, double* lse_rows);
 
+// The exact gradients of sum(dO * O) (docs/design.md "Passes"), fp64 throughout: dq [B, Sq, Hq, D],
+// dk [B, Sk, Hkv, D], dv [B, Sk, Hkv, Dv] (BSHD), dK and dV summed over the query heads of each
+// KV group. P and the row sums D_i = sum_j P_ij dP_ij are recomputed exactly, not read from a
+// forward. Rows with no visible key contribute nothing. Threaded over B x Hkv.
+void cpu_reference_backward(const Problem& p, const float* q, const float* k, const float* v,
+                            const float* d_o, double scale, double* dq, double* dk, double* dv);
+
 }  // namespace attn

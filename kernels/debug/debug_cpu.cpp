@@ -73,6 +73,32 @@ class CpuWrong final : public PreparedKernel {
   std::unique_ptr<PreparedKernel> m_inner;
 };
 
+// debug.wrong_grad: cpu.flash whose forward is right and whose backward scales dK of KV head 0 by
+// 1.01, the bug of a per-head factor applied twice: small enough to hide in a loss curve, and what
+// the gradient check must catch.
+class CpuWrongGrad final : public PreparedKernel {
+ public:
+  CpuWrongGrad(const Problem& p, std::unique_ptr<PreparedKernel> inner)
+      : m_problem(p), m_inner(std::move(inner)) {}
+  std::size_t workspace_bytes() const override { return m_inner->workspace_bytes(); }
+  std::size_t backward_workspace_bytes() const override { return m_inner->backward_workspace_bytes(); }
+  bool writes_lse() const override { return m_inner->writes_lse(); }
+  void run(const AttentionArgs& args) override { m_inner->run(args); }
+  void run_backward(const BackwardArgs& args) override {
+    m_inner->run_backward(args);
+    auto* dk = static_cast<float*>(args.dk);
+    const Problem& p = m_problem;
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      for (std::int64_t j = 0; j < p.seq_kv; ++j)
+        for (std::int64_t d = 0; d < p.head_dim; ++d)
+          dk[((b * p.seq_kv + j) * p.heads_kv) * p.head_dim + d] *= 1.01f;
+  }
+
+ private:
+  Problem m_problem;
+  std::unique_ptr<PreparedKernel> m_inner;
+};
+
 const KernelSpec& inner_flash() {
   const KernelSpec* k = find_kernel("cpu.flash");
   if (!k) throw KernelError("debug.wrong: cpu.flash is not registered");
@@ -119,6 +145,13 @@ std::vector<KernelSpec> make_cpu_debug_specs() {
   wrong.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     const KernelSpec& inner = inner_flash();
     return std::make_unique<CpuWrong>(p, inner.prepare(p, defaults_of(inner)));
+  };
+  KernelSpec& wrong_grad =
+      add("debug.wrong_grad", "debug: cpu.flash with dK of KV head 0 scaled by 1.01 in the backward");
+  wrong_grad.backward_why_not = [](const Problem&, const Knobs&) { return std::string(); };
+  wrong_grad.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
+    const KernelSpec& inner = inner_flash();
+    return std::make_unique<CpuWrongGrad>(p, inner.prepare(p, defaults_of(inner)));
   };
   return specs;
 }

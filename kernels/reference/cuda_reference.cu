@@ -13,6 +13,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/reference/cuda_reference_backward.hpp"
 #include "kernels/reference/device_mask.hpp"
 #include "kernels/reference/device_types.cuh"
 
@@ -223,6 +224,9 @@ class CudaReferenceKernel final : public PreparedKernel {
     });
   }
 
+  std::size_t backward_workspace_bytes() const override { return reference_backward_workspace(m_problem); }
+  void run_backward(const BackwardArgs& a) override { reference_backward(m_problem, a); }
+
  private:
   Problem m_problem;
 };
@@ -232,9 +236,10 @@ class CudaReferenceKernel final : public PreparedKernel {
 KernelSpec make_cuda_reference_spec() {
   KernelSpec s;
   s.id = "cuda.reference";
-  s.description = "GPU oracle: fp32 online softmax over exactly the visible keys, any D/Dv, writes LSE";
+  s.description = "GPU oracle: fp32 online softmax over exactly the visible keys, any D/Dv, writes LSE; exact fp32 backward (D <= 512)";
   s.backend = Backend::cuda;
   s.why_not = reference_why_not;
+  s.backward_why_not = [](const Problem& p, const Knobs&) { return reference_backward_why_not(p); };
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     return std::make_unique<CudaReferenceKernel>(p);
   };

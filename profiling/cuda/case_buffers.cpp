@@ -11,12 +11,48 @@ CaseBuffers allocate_case_buffers(const Problem& p, const PreparedKernel& kernel
   b.o = DeviceBuffer(static_cast<std::size_t>(p.o_elems()) * dtype_bytes(p.dtype));
   if (kernel.writes_lse()) b.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_elems()) * sizeof(float));
   b.workspace = DeviceBuffer(kernel.workspace_bytes());
+  b.pass = p.pass;
+  if (has_backward(p.pass)) {
+    const std::size_t e = dtype_bytes(p.dtype);
+    b.dq = DeviceBuffer(static_cast<std::size_t>(p.q_elems()) * e);
+    b.dk = DeviceBuffer(static_cast<std::size_t>(p.k_elems()) * e);
+    b.dv = DeviceBuffer(static_cast<std::size_t>(p.v_elems()) * e);
+    b.backward_workspace = DeviceBuffer(kernel.backward_workspace_bytes());
+  }
   return b;
 }
 
 void poison(const CaseBuffers& b, cudaStream_t stream) {
-  ATTN_CUDA_CHECK(cudaMemsetAsync(b.o.get(), 0xFF, b.o.bytes(), stream));
-  if (b.lse.get()) ATTN_CUDA_CHECK(cudaMemsetAsync(b.lse.get(), 0xFF, b.lse.bytes(), stream));
+  auto nan = [&](const DeviceBuffer& d) {
+    if (d.get()) ATTN_CUDA_CHECK(cudaMemsetAsync(d.get(), 0xFF, d.bytes(), stream));
+  };
+  if (has_forward(b.pass)) {
+    nan(b.o);
+    nan(b.lse);
+  }
+  if (has_backward(b.pass)) {
+    nan(b.dq);
+    nan(b.dk);
+    nan(b.dv);
+  }
+}
+
+BackwardArgs make_backward_args(const AttentionArgs& args, const void* d_o, const CaseBuffers& b) {
+  BackwardArgs a;
+  a.q = args.q;
+  a.k = args.k;
+  a.v = args.v;
+  a.o = args.o;
+  a.d_o = d_o;
+  a.lse = args.lse;
+  a.dq = b.dq.get();
+  a.dk = b.dk.get();
+  a.dv = b.dv.get();
+  a.scale = args.scale;
+  a.workspace = b.backward_workspace.get();
+  a.workspace_bytes = b.backward_workspace.bytes();
+  a.stream = args.stream;
+  return a;
 }
 
 AttentionArgs make_args(const Problem& p, const void* q, const void* k, const void* v, const CaseBuffers& b,

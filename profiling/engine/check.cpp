@@ -76,6 +76,8 @@ double dtype_rel_l2_bound(DType t) {
   return 0;
 }
 
+double grad_rel_l2_bound(DType t) { return 2.0 * dtype_rel_l2_bound(t); }
+
 double lse_abs_tolerance(DType t) { return 8.0 * dtype_rel_l2_bound(t); }
 
 void apply_tolerance(Correctness& c, DType t, const double* cudnn_rel_l2) {
@@ -132,6 +134,33 @@ CheckVerdict evaluate_output(DType t, const ErrorStats& e, std::span<const float
                       le.max_abs, lse_tol, le.nonfinite);
     }
   }
+  return v;
+}
+
+GradVerdict evaluate_gradients(DType t, const GradErrors& e, const GradErrors* cudnn,
+                               const std::string& reference_name) {
+  GradVerdict v;
+  const double bound = grad_rel_l2_bound(t);
+  auto one = [&](const char* name, const ErrorStats& err, const ErrorStats* base, Correctness& c) {
+    c.max_abs = err.max_abs;
+    c.rel_l2 = err.rel_l2;
+    c.nonfinite = err.nonfinite;
+    c.reference = reference_name;
+    if (base && std::isfinite(base->rel_l2)) {
+      c.tol = std::max(2.0 * base->rel_l2, 0.25 * bound);
+      c.tol_rule = fmt::format("2x cudnn.sdpa (rel_l2 {:.2e}), floor {:.2e}", base->rel_l2, 0.25 * bound);
+    } else {
+      c.tol = bound;
+      c.tol_rule = fmt::format("{} gradient bound {:.2e}", to_string(t), bound);
+    }
+    c.pass = c.nonfinite == 0 && std::isfinite(c.rel_l2) && c.rel_l2 <= c.tol;
+    if (!c.pass && v.reason.empty())
+      v.reason = fmt::format("{}: rel_l2 {:.3e} > tol {:.3e} ({}); non-finite values: {}", name, c.rel_l2,
+                             c.tol, c.tol_rule, c.nonfinite);
+  };
+  one("dQ", e.dq, cudnn ? &cudnn->dq : nullptr, v.dq);
+  one("dK", e.dk, cudnn ? &cudnn->dk : nullptr, v.dk);
+  one("dV", e.dv, cudnn ? &cudnn->dv : nullptr, v.dv);
   return v;
 }
 

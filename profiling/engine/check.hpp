@@ -57,4 +57,22 @@ CheckVerdict evaluate_output(DType t, const ErrorStats& e, std::span<const float
                              std::span<const double> ref_lse, const double* cudnn_rel_l2,
                              std::string reference_name, const StatedBound* stated = nullptr);
 
+// Bound on a gradient's rel_l2 where no same-precision library baseline exists: twice the output's
+// (dS = P * (dP - D) cancels, and dK, dV sum over every query that sees a key; see
+// docs/VALIDATION.md "Gradients").
+double grad_rel_l2_bound(DType t);
+
+// The check of a backward's dQ, dK and dV, each under the rule of O: 2x cudnn.sdpa's error on that
+// gradient where cuDNN runs the case (`cudnn_rel_l2` = {dq, dk, dv}, null when it does not), else
+// grad_rel_l2_bound. `reason` names the first gradient that fails, empty when all pass.
+struct GradErrors {
+  ErrorStats dq, dk, dv;
+};
+struct GradVerdict {
+  Correctness dq, dk, dv;
+  std::string reason;
+};
+GradVerdict evaluate_gradients(DType t, const GradErrors& e, const GradErrors* cudnn,
+                               const std::string& reference_name);
+
 }  // namespace attn

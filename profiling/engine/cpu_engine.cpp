@@ -80,17 +80,27 @@ class CpuEngine final : public CaseEngine {
     if (spec->backend != Backend::cpu) throw Unsupported("needs the cuda backend; this run uses cpu");
     if (auto why = spec->why_not(c.problem, c.knobs); !why.empty()) throw Unsupported(why);
     const Problem& p = c.problem;
+    const bool backward = has_backward(p.pass);
+    if (backward)
+      if (auto why = backward_why_not(*spec, p, c.knobs); !why.empty()) throw Unsupported(why);
     auto kernel = spec->prepare(p, c.knobs);
     writes_lse = kernel->writes_lse();
-    check_host_memory(c, kernel->workspace_bytes());
+    if (backward && !writes_lse)
+      throw KernelError(c.kernel + " declares a backward pass but its forward writes no LSE");
+    check_host_memory(c, kernel->workspace_bytes() + (backward ? kernel->backward_workspace_bytes() : 0));
     prepare.reset();
     ensure_reference(p, ph);
     prepare.emplace(ph.prepare_s);
 
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    std::vector<float> o(static_cast<std::size_t>(p.o_elems()), nan);
-    std::vector<float> lse(writes_lse ? static_cast<std::size_t>(p.lse_elems()) : 0, nan);
+    auto sized = [&](std::int64_t n, bool wanted) {
+      return std::vector<float>(wanted ? std::size_t(n) : 0, nan);
+    };
+    std::vector<float> o = sized(p.o_elems(), true), lse = sized(p.lse_elems(), writes_lse);
+    std::vector<float> dq = sized(p.q_elems(), backward), dk = sized(p.k_elems(), backward),
+                       dv = sized(p.v_elems(), backward);
     std::vector<std::uint8_t> workspace(kernel->workspace_bytes());
+    std::vector<std::uint8_t> backward_workspace(backward ? kernel->backward_workspace_bytes() : 0);
     AttentionArgs args;
     args.q = m_inputs.q.data();
     args.k = m_inputs.k.data();
@@ -100,22 +110,56 @@ class CpuEngine final : public CaseEngine {
     args.scale = static_cast<float>(p.default_scale());
     args.workspace = workspace.data();
     args.workspace_bytes = workspace.size();
-    r.device_bytes_peak = static_cast<std::int64_t>(
-        (m_inputs.q.size() + m_inputs.k.size() + m_inputs.v.size() + o.size() + lse.size()) * sizeof(float) +
-        workspace.size());
+    BackwardArgs bargs;
+    if (backward) {
+      bargs = {.q = args.q,
+               .k = args.k,
+               .v = args.v,
+               .o = o.data(),
+               .d_o = m_d_o.data(),
+               .lse = lse.data(),
+               .dq = dq.data(),
+               .dk = dk.data(),
+               .dv = dv.data(),
+               .scale = args.scale,
+               .workspace = backward_workspace.data(),
+               .workspace_bytes = backward_workspace.size()};
+    }
+    r.device_bytes_peak =
+        static_cast<std::int64_t>((m_inputs.q.size() + m_inputs.k.size() + m_inputs.v.size() + o.size() +
+                                   lse.size() + m_d_o.size() + dq.size() + dk.size() + dv.size()) *
+                                      sizeof(float) +
+                                  workspace.size() + backward_workspace.size());
     prepare.reset();
 
-    if (m_protocol.check) {
+    if (m_protocol.check || backward) {  // a backward needs the forward's O and LSE, checked or not
       PhaseClock clock(ph.check_s);
       kernel->run(args);
-      const char* reference =
+    }
+    if (m_protocol.check) {
+      PhaseClock clock(ph.check_s);
+      const std::string reference =
           c.kernel == "cpu.reference" ? "cpu.reference (self, fp64 -> fp32)" : "cpu.reference";
       CheckVerdict v = evaluate_output(p.dtype, o, m_ref_o, lse, m_ref_lse, nullptr, reference);
       r.correctness = v.correctness;
       if (!v.correctness.pass) {
         r.status = Status::mismatch;
-        r.reason = v.reason;
+        r.reason = backward ? "forward: " + v.reason : v.reason;
         return;  // never time a configuration that failed its check
+      }
+      if (backward) {
+        kernel->run_backward(bargs);
+        const GradErrors e{compare_outputs(dq, m_ref_dq), compare_outputs(dk, m_ref_dk),
+                           compare_outputs(dv, m_ref_dv)};
+        GradVerdict g = evaluate_gradients(p.dtype, e, nullptr, reference);
+        r.grad_dq = std::move(g.dq);
+        r.grad_dk = std::move(g.dk);
+        r.grad_dv = std::move(g.dv);
+        if (!g.reason.empty()) {
+          r.status = Status::mismatch;
+          r.reason = g.reason;
+          return;
+        }
       }
     }
 
@@ -124,7 +168,8 @@ class CpuEngine final : public CaseEngine {
         m_protocol,
         [&] {
           const auto s = std::chrono::steady_clock::now();
-          kernel->run(args);
+          if (has_forward(p.pass)) kernel->run(args);
+          if (backward) kernel->run_backward(bargs);
           return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
         },
         {}, &span);
@@ -136,8 +181,9 @@ class CpuEngine final : public CaseEngine {
   // Decided before allocating: a case larger than the free host memory would swap until its
   // time-out, or fail inside std::vector; it is `oom` with both sizes instead.
   void check_host_memory(const Case& c, std::size_t workspace_bytes) {
-    const bool held = m_has_reference && m_ref_problem == c.problem;
-    if (!held) release_reference();  // what the last problem held is free for this one
+    const bool held = m_has_reference && m_ref_shape == shape_of(c.problem) &&
+                      (!has_backward(c.problem.pass) || m_has_gradients);
+    if (!m_has_reference || m_ref_shape != shape_of(c.problem)) release_reference();
     const HostFootprint need = cpu_case_footprint(
         c.problem, workspace_bytes, held, c.kernel == "cpu.reference", std::thread::hardware_concurrency());
     const auto mem = host_memory_available();
@@ -145,36 +191,63 @@ class CpuEngine final : public CaseEngine {
     if (std::string why = host_memory_shortfall(need, *mem); !why.empty()) throw HostOom(why);
   }
 
+  // The reference is kept per shape: the forward and backward cases of one shape share the inputs
+  // and O, and the gradients are computed when the first backward case needs them.
+  static Problem shape_of(Problem p) {
+    p.pass = Pass::fwd;
+    return p;
+  }
+
   void release_reference() {
     m_has_reference = false;
+    m_has_gradients = false;
     m_inputs = HostInputs{};
     m_ref_o = std::vector<float>{};
     m_ref_lse = std::vector<double>{};
+    m_d_o = m_ref_dq = m_ref_dk = m_ref_dv = std::vector<float>{};
   }
 
   void ensure_reference(const Problem& p, CasePhases& ph) {
-    if (m_has_reference && m_ref_problem == p) return;
-    m_has_reference = false;
+    if (!m_has_reference || m_ref_shape != shape_of(p)) {
+      release_reference();
+      {
+        PhaseClock clock(ph.inputs_s);
+        m_inputs = generate_inputs(p, m_protocol.seed);
+      }
+      PhaseClock clock(ph.reference_s);
+      std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
+      m_ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
+      cpu_reference_attention(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), p.default_scale(),
+                              o.data(), m_ref_lse.data());
+      m_ref_o.assign(o.begin(), o.end());
+      m_ref_shape = shape_of(p);
+      m_has_reference = true;
+    }
+    if (!has_backward(p.pass) || m_has_gradients) return;
     {
       PhaseClock clock(ph.inputs_s);
-      m_inputs = generate_inputs(p, m_protocol.seed);
+      m_d_o = generate_output_gradient(p, m_protocol.seed);
     }
     PhaseClock clock(ph.reference_s);
-    std::vector<double> o(static_cast<std::size_t>(p.o_elems()));
-    m_ref_lse.assign(static_cast<std::size_t>(p.lse_elems()), 0.0);
-    cpu_reference_attention(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), p.default_scale(),
-                            o.data(), m_ref_lse.data());
-    m_ref_o.assign(o.begin(), o.end());
-    m_ref_problem = p;
-    m_has_reference = true;
+    std::vector<double> dq(static_cast<std::size_t>(p.q_elems())), dk(static_cast<std::size_t>(p.k_elems())),
+        dv(static_cast<std::size_t>(p.v_elems()));
+    cpu_reference_backward(p, m_inputs.q.data(), m_inputs.k.data(), m_inputs.v.data(), m_d_o.data(),
+                           p.default_scale(), dq.data(), dk.data(), dv.data());
+    m_ref_dq.assign(dq.begin(), dq.end());
+    m_ref_dk.assign(dk.begin(), dk.end());
+    m_ref_dv.assign(dv.begin(), dv.end());
+    m_has_gradients = true;
   }
 
   Protocol m_protocol;
   bool m_has_reference = false;
-  Problem m_ref_problem;
+  bool m_has_gradients = false;
+  Problem m_ref_shape;  // the pass is always fwd: see shape_of()
   HostInputs m_inputs;
   std::vector<float> m_ref_o;
   std::vector<double> m_ref_lse;
+  std::vector<float> m_d_o;                         // the incoming gradient (backward passes)
+  std::vector<float> m_ref_dq, m_ref_dk, m_ref_dv;  // the reference gradients, fp64 rounded to fp32
 };
 
 }  // namespace

@@ -74,8 +74,13 @@ CaseResult planned_skip_record(const Case& c) {
 }
 
 std::string nvtx_range_name(const Case& c) {
-  return variant_label(c.kernel, c.knobs) + "/" + c.problem.shape_label() + "/" +
-         std::string(to_string(c.problem.dtype)) + "/" + c.problem.mask_label();
+  std::string name = variant_label(c.kernel, c.knobs) + "/" + c.problem.shape_label() + "/" +
+                     std::string(to_string(c.problem.dtype)) + "/" + c.problem.mask_label();
+  if (c.problem.pass != Pass::fwd) {
+    name += '/';
+    name += to_string(c.problem.pass);
+  }
+  return name;
 }
 
 std::string cpu_model_name() {

@@ -64,6 +64,16 @@ HostFootprint cpu_case_footprint(const Problem& p, std::size_t workspace_bytes, 
   f.output =
       4 * o + 4 * lse + static_cast<double>(workspace_bytes) + (fp64_output_copy ? 8 * (o + lse) : 0.0);
   f.scratch = 8 * sk * std::max(1u, threads) * (fp64_output_copy || !reference_held ? 1 : 0);
+  if (has_backward(p.pass)) {
+    // dO (fp32); the reference gradients in fp64 and the fp32 copies checked against; the case's
+    // dQ, dK, dV; per-thread fp64 dK/dV accumulators of one KV head (the fp64 copy when timed).
+    if (!reference_held) {
+      f.inputs += 4 * o;
+      f.reference += 12 * (q + k + v);
+    }
+    f.output += 4 * (q + k + v) + (fp64_output_copy ? 8 * (q + k + v) : 0.0);
+    f.scratch += 8 * sk * (d + dv) * std::min<double>(std::max(1u, threads), b * hkv);
+  }
   return f;
 }
 

@@ -48,7 +48,8 @@ void fill_normal(std::vector<float>& out, std::int64_t n, std::uint64_t stream, 
 
 InputStreams input_streams(std::uint64_t seed) {
   const std::uint64_t s = splitmix64(seed);
-  return {splitmix64(s ^ 0x51ull) << 20, splitmix64(s ^ 0x4Bull) << 20, splitmix64(s ^ 0x56ull) << 20};
+  return {splitmix64(s ^ 0x51ull) << 20, splitmix64(s ^ 0x4Bull) << 20, splitmix64(s ^ 0x56ull) << 20,
+          splitmix64(s ^ 0x644Full) << 20};
 }
 
 HostInputs generate_inputs(const Problem& p, std::uint64_t seed) {
@@ -58,6 +59,12 @@ HostInputs generate_inputs(const Problem& p, std::uint64_t seed) {
   fill_normal(in.k, p.k_elems(), keys.k, p.dtype);
   fill_normal(in.v, p.v_elems(), keys.v, p.dtype);
   return in;
+}
+
+std::vector<float> generate_output_gradient(const Problem& p, std::uint64_t seed) {
+  std::vector<float> d_o;
+  fill_normal(d_o, p.o_elems(), input_streams(seed).d_o, p.dtype);
+  return d_o;
 }
 
 std::vector<std::uint8_t> pack_as(DType t, const std::vector<float>& values) {

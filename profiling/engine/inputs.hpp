@@ -15,12 +15,15 @@ struct HostInputs {
 // Deterministic for (problem shape, seed) whatever the thread count: a counter-based generator
 // (SplitMix64 over the element index, Box-Muller) fills each tensor; Q, K, V use distinct streams.
 HostInputs generate_inputs(const Problem& p, std::uint64_t seed);
+// The incoming gradient dO of a backward (the shape of O, dtype-rounded), from its own stream.
+std::vector<float> generate_output_gradient(const Problem& p, std::uint64_t seed);
 
 // The generator's stream keys of Q, K and V for `seed`: element pair i of a tensor draws from
-// SplitMix64(key ^ 2i) and SplitMix64((key ^ 2i) + 1). The CUDA engine runs the same generator on
+// SplitMix64(key ^ 2i) and SplitMix64((key ^ 2i) + 1). dO draws from its own stream, so Q, K and V
+// are the same whatever the pass. The CUDA engine runs the same generator on
 // the device (profiling/cuda/device_inputs.hpp).
 struct InputStreams {
-  std::uint64_t q = 0, k = 0, v = 0;
+  std::uint64_t q = 0, k = 0, v = 0, d_o = 0;
 };
 InputStreams input_streams(std::uint64_t seed);
 

@@ -14,6 +14,7 @@ const char* const kIntAxisAllowed =
     "512:16384:x2 (geometric), values >= 1";
 const char* const kDTypeAxisAllowed = "a list of fp16, bf16, fp32 like fp16,bf16";
 const char* const kBoolAxisAllowed = "a list of 0, 1 (or true, false) like 0,1";
+const char* const kPassAxisAllowed = "a list of fwd, bwd and fwd+bwd, e.g. fwd,bwd";
 const char* const kWindowAxisAllowed =
     "windows L,R separated by ';' like 64,0;128,128 (L or R = -1: unbounded on that side; a single "
     "L means L,0), or none";
@@ -165,6 +166,18 @@ bool try_parse_dtype_axis(std::string_view text, std::vector<DType>& out, AxisPr
   return true;
 }
 
+bool try_parse_pass_axis(std::string_view text, std::vector<Pass>& out, AxisProblem& problem) {
+  out.clear();
+  if (trim(text).empty()) return fail(problem, "no values", kPassAxisAllowed);
+  for (std::string_view item : split(text, ',')) {
+    if (item.empty()) return fail(problem, "empty item in the list", kPassAxisAllowed);
+    const auto pass = parse_pass(lower(item));
+    if (!pass) return fail(problem, quoted(item) + " is not a pass", kPassAxisAllowed);
+    out.push_back(*pass);
+  }
+  return true;
+}
+
 bool try_parse_bool_axis(std::string_view text, std::vector<int>& out, AxisProblem& problem) {
   out.clear();
   if (trim(text).empty()) return fail(problem, "no values", kBoolAxisAllowed);
@@ -236,6 +249,13 @@ std::vector<DType> parse_dtype_axis(std::string_view text, std::string_view fiel
   return out;
 }
 
+std::vector<Pass> parse_pass_axis(std::string_view text, std::string_view field) {
+  std::vector<Pass> out;
+  AxisProblem p;
+  if (!try_parse_pass_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
 std::vector<int> parse_bool_axis(std::string_view text, std::string_view field) {
   std::vector<int> out;
   AxisProblem p;
@@ -279,6 +299,15 @@ std::string format_int_axis(const std::vector<std::int64_t>& v) {
 }
 
 std::string format_dtype_axis(const std::vector<DType>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += to_string(v[i]);
+  }
+  return s;
+}
+
+std::string format_pass_axis(const std::vector<Pass>& v) {
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (i) s += ',';

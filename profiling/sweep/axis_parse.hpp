@@ -37,6 +37,9 @@ std::vector<std::int64_t> parse_int_axis(std::string_view text, std::string_view
 // `fp16,bf16,fp32` (aliases: half, float16, bfloat16, float, float32).
 std::vector<DType> parse_dtype_axis(std::string_view text, std::string_view field);
 
+// `fwd,bwd,fwd+bwd` (aliases: forward, backward, both).
+std::vector<Pass> parse_pass_axis(std::string_view text, std::string_view field);
+
 // `0,1` or `true,false` (any case; nothing else: `yes` is refused, naming what is allowed); returns 0/1.
 std::vector<int> parse_bool_axis(std::string_view text, std::string_view field);
 
@@ -54,6 +57,7 @@ bool parse_bool_value(std::string_view text, std::string_view field);
 bool try_parse_int_axis(std::string_view text, std::vector<std::int64_t>& out, AxisProblem& problem);
 bool try_parse_dtype_axis(std::string_view text, std::vector<DType>& out, AxisProblem& problem);
 bool try_parse_bool_axis(std::string_view text, std::vector<int>& out, AxisProblem& problem);
+bool try_parse_pass_axis(std::string_view text, std::vector<Pass>& out, AxisProblem& problem);
 bool try_parse_window_axis(std::string_view text, std::vector<Window>& out, AxisProblem& problem);
 bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem);
 
@@ -61,6 +65,7 @@ bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem);
 extern const char* const kIntAxisAllowed;
 extern const char* const kDTypeAxisAllowed;
 extern const char* const kBoolAxisAllowed;
+extern const char* const kPassAxisAllowed;
 extern const char* const kWindowAxisAllowed;
 
 // "64,128,320" / "fp16,bf16" / "0,1" / "64,0;128,128" / "none": the canonical text of an axis,
@@ -68,6 +73,7 @@ extern const char* const kWindowAxisAllowed;
 std::string format_int_axis(const std::vector<std::int64_t>& v);
 std::string format_dtype_axis(const std::vector<DType>& v);
 std::string format_bool_axis(const std::vector<int>& v);
+std::string format_pass_axis(const std::vector<Pass>& v);
 std::string format_window_axis(const std::vector<Window>& v);
 
 }  // namespace attn

@@ -19,7 +19,8 @@ namespace {
 constexpr const char* kTopKeys =
     "name, description, plugins, kernel_sources, kernels, baseline, backend, sweep, group, protocol";
 constexpr const char* kAxisKeys =
-    "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, window";
+    "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, "
+    "window, pass";
 
 // Edit distance, to suggest the key a typo was meant to be.
 std::size_t distance(std::string_view a, std::string_view b) {
@@ -144,6 +145,18 @@ class Reader {
     return out;
   }
 
+  std::vector<Pass> pass_axis(const toml::node& n, const std::string& field) const {
+    std::vector<Pass> out;
+    for_each_item(n, field, kPassAxisAllowed, [&](const toml::node& e) {
+      const std::string s = string(e, field, kPassAxisAllowed);
+      std::vector<Pass> part;
+      AxisProblem p;
+      if (!try_parse_pass_axis(s, part, p)) fail(e, field, p);
+      out.insert(out.end(), part.begin(), part.end());
+    });
+    return out;
+  }
+
   std::vector<int> bool_axis(const toml::node& n, const std::string& field) const {
     std::vector<int> out;
     for_each_item(n, field, kBoolAxisAllowed, [&](const toml::node& e) {
@@ -226,6 +239,7 @@ class Reader {
     if (const auto* n = at("dtype")) g.dtype = dtype_axis(*n, field("dtype"));
     if (const auto* n = at("causal")) g.causal = bool_axis(*n, field("causal"));
     if (const auto* n = at("window")) g.window = window_axis(*n, field("window"));
+    if (const auto* n = at("pass")) g.pass = pass_axis(*n, field("pass"));
   }
 
   void protocol(const toml::table& t, Protocol& p) const {

@@ -59,6 +59,8 @@ void write_group(std::string& out, const SweepGroup& g) {
   if (!g.dtype.empty())
     line("dtype", toml_array(g.dtype, [](DType d) { return toml_string(std::string(to_string(d))); }));
   if (!g.causal.empty()) line("causal", toml_array(g.causal, [](int c) { return std::to_string(c); }));
+  if (!g.pass.empty())
+    line("pass", toml_array(g.pass, [](Pass p) { return toml_string(std::string(to_string(p))); }));
   // Always an array of arrays: one window or several read the same way.
   if (!g.window.empty())
     line("window",

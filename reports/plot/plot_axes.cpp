@@ -62,6 +62,7 @@ const std::vector<AxisDef>& axis_defs() {
       return w.active() ? fmt::format("win{},{}", w.left, w.right) : std::string("no window");
     });
     cat("mask", "Mask", [](const CaseResult& c) { return c.problem.mask_label(); });
+    cat("pass", "Pass", [](const CaseResult& c) { return std::string(to_string(c.problem.pass)); });
     cat("knobs", "Knobs", [](const CaseResult& c) { return knobs_text(c.knobs); });
     // The device kind (its name) and the host: series split by them only when they vary.
     cat("device", "Device",

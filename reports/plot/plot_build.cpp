@@ -26,10 +26,11 @@ namespace {
 
 // Axes a series may split on when --group-by is not given, in label order. Derived axes
 // (tokens, hidden, seq, causal, window) are covered by these.
+// "pass" splits forward from backward points of one problem; a single pass adds no split.
 // "device" splits a run measured on several kinds of GPU (issue 22); one kind adds no split.
 const std::vector<std::string> kDefaultSplitAxes{"batch",  "heads",    "heads_kv",   "seq_q",
                                                  "seq_kv", "head_dim", "head_dim_v", "dtype",
-                                                 "mask",   "knobs",    "device"};
+                                                 "mask",   "pass",     "knobs",      "device"};
 
 std::string joined(const std::vector<std::string>& v, const std::string& sep = ", ") {
   std::string s;
@@ -514,6 +515,7 @@ Plot build_plot(const std::vector<LoadedRun>& runs, const PlotSpec& spec) {
     if (name == "seq_kv" && c.problem.seq_kv == c.problem.seq_q) continue;
     if (name == "head_dim_v" && c.problem.head_dim_v == c.problem.head_dim) continue;
     if (name == "knobs" && c.knobs.empty()) continue;
+    if (name == "pass" && c.problem.pass == Pass::fwd) continue;
     if (name == "device") continue;  // the title names the one device
     fixed.push_back(name == "seq_q" && c.problem.seq_kv == c.problem.seq_q ? "S=" + v.substr(3) : v);
   }

@@ -122,11 +122,11 @@ TEST(SweepFlags, EveryFlagHasHelp) {
   SweepOverrides o;
   add_sweep_flags(app, o);
   const auto options = app.get_options([](const CLI::Option* opt) { return opt->get_name() != "--help"; });
-  EXPECT_EQ(options.size(), 31u);
+  EXPECT_EQ(options.size(), 32u);
   for (const CLI::Option* opt : options) EXPECT_FALSE(opt->get_description().empty()) << opt->get_name();
   const std::string help = app.help();
   for (const char* flag :
-       {"--preset", "--kernels", "--window", "--noise", "--no-check", "--graphs", "--metrics"})
+       {"--preset", "--kernels", "--window", "--pass", "--noise", "--no-check", "--graphs", "--metrics"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   EXPECT_NE(help.find("Measurement protocol"), std::string::npos);
 }

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "kernels/registry.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "tests/support/spec_error.hpp"
 
@@ -189,6 +190,60 @@ TEST(CaseId, PinnedValue) {
   // FNV-1a 64 of the text above, computed independently.
   EXPECT_EQ(make_case_id("cpu.flash", knobs, p), "c89f8f99bd446b91");
   EXPECT_EQ(make_case_id("x", {}, Problem{}), "70b352820af9714f");
+  // The pass enters the text only when it is not the forward, so forward ids stay as they were.
+  p.pass = Pass::fwd_bwd;
+  EXPECT_EQ(canonical_case_text("cpu.flash", knobs, p),
+            "case.v1|kernel=cpu.flash|knobs=block_k:64,block_q:64|b=2|hq=8|hkv=2|sq=128|sk=256|d=64|dv=64|"
+            "dtype=fp16|causal=1|window=-1,-1|layout=bshd|pass=fwd+bwd");
+}
+
+// The pass axis is innermost (a shape's passes are neighbours, sharing inputs and reference), and a
+// kernel with no backward is planned as skipped for bwd passes, with the reason.
+TEST(Plan, PassAxisIsInnermostAndBackwardlessKernelsAreSkipped) {
+  SweepSpec s = cpu_spec();
+  s.groups[0].batch = {1};
+  s.groups[0].seq_q = {64, 128};
+  s.groups[0].pass = {Pass::fwd, Pass::bwd, Pass::fwd_bwd};
+  s.kernels = {"cpu.flash"};
+  const auto cases = plan(s, Backend::cpu);
+  ASSERT_EQ(cases.size(), 6u);
+  const Pass order[] = {Pass::fwd, Pass::bwd, Pass::fwd_bwd};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(cases[i].problem.pass, order[i % 3]);
+    EXPECT_EQ(cases[i].problem.seq_q, i < 3 ? 64 : 128);
+    EXPECT_EQ(cases[i].skip_reason, "");
+  }
+  EXPECT_EQ(cases[1].problem.full_label(), "B=1 Hq=4 Sq=64 D=32 fp32 full bwd");
+  EXPECT_DOUBLE_EQ(cases[1].problem.flops(), 2.5 * cases[0].problem.flops());
+  EXPECT_DOUBLE_EQ(cases[2].problem.flops(), 3.5 * cases[0].problem.flops());
+
+  KernelSpec forward_only = *find_kernel("cpu.flash");
+  forward_only.backward_why_not = nullptr;
+  Problem p = cases[1].problem;
+  EXPECT_EQ(backward_why_not(forward_only, p, {}),
+            "cpu.flash has no backward pass (pass = bwd); run it with pass = fwd");
+}
+
+// Bytes per pass: the backward reads Q, K, V, O, dO and LSE once and writes dQ, dK, dV once.
+TEST(Plan, MinBytesCountEveryTensorOfThePass) {
+  Problem p;
+  p.batch = 2;
+  p.heads_q = 8;
+  p.heads_kv = 2;
+  p.seq_q = 100;
+  p.seq_kv = 300;
+  p.head_dim = 64;
+  p.head_dim_v = 32;
+  p.dtype = DType::bf16;
+  const std::int64_t q = 2 * 100 * 8 * 64, k = 2 * 300 * 2 * 64, v = 2 * 300 * 2 * 32, o = 2 * 100 * 8 * 32,
+                     lse = 2 * 8 * 100;
+  EXPECT_EQ(p.min_bytes(false), 2 * (q + k + v + o));
+  EXPECT_EQ(p.min_bytes(true), 2 * (q + k + v + o) + 4 * lse);
+  p.pass = Pass::bwd;
+  const std::int64_t backward = 2 * (q + k + v + o + o) + 4 * lse + 2 * (q + k + v);
+  EXPECT_EQ(p.min_bytes(false), backward);
+  p.pass = Pass::fwd_bwd;
+  EXPECT_EQ(p.min_bytes(false), 2 * (q + k + v + o) + 4 * lse + backward);
 }
 
 TEST(CaseId, ChangesWithEveryField) {
@@ -208,12 +263,23 @@ TEST(CaseId, ChangesWithEveryField) {
   add("k", {{"block_k", 64}}, base);
   add("k", {}, base);
   const std::vector<void (*)(Problem&)> edits = {
-      [](Problem& p) { p.batch = 3; },        [](Problem& p) { p.heads_q = 16; },
-      [](Problem& p) { p.heads_kv = 4; },     [](Problem& p) { p.seq_q = 64; },
-      [](Problem& p) { p.seq_kv = 256; },     [](Problem& p) { p.head_dim = 128; },
-      [](Problem& p) { p.head_dim_v = 32; },  [](Problem& p) { p.dtype = DType::bf16; },
-      [](Problem& p) { p.causal = true; },    [](Problem& p) { p.window = {64, 0}; },
-      [](Problem& p) { p.window = {-1, 0}; },
+      [](Problem& p) { p.batch = 3; },
+      [](Problem& p) { p.heads_q = 16; },
+      [](Problem& p) { p.heads_kv = 4; },
+      [](Problem& p) { p.seq_q = 64; },
+      [](Problem& p) { p.seq_kv = 256; },
+      [](Problem& p) { p.head_dim = 128; },
+      [](Problem& p) { p.head_dim_v = 32; },
+      [](Problem& p) { p.dtype = DType::bf16; },
+      [](Problem& p) { p.causal = true; },
+      [](Problem& p) {
+        p.window = {64, 0};
+      },
+      [](Problem& p) {
+        p.window = {-1, 0};
+      },
+      [](Problem& p) { p.pass = Pass::bwd; },
+      [](Problem& p) { p.pass = Pass::fwd_bwd; },
   };
   for (auto edit : edits) {
     Problem p = base;

@@ -39,6 +39,7 @@ head_dim = [64, "96,128"]
 dtype = "fp32"
 causal = [false, 1]
 window = [[64, 0], "none", 32]
+pass = ["fwd", "bwd,fwd+bwd"]
 
 [[group]]
 seq_q = 64
@@ -81,6 +82,7 @@ check = false
   EXPECT_EQ(a.dtype, (std::vector<DType>{DType::fp32}));
   EXPECT_EQ(a.causal, (std::vector<int>{0, 1}));
   EXPECT_EQ(a.window, (std::vector<Window>{{16, 16}}));  // a flat [L, R] is one window
+  EXPECT_EQ(a.pass, (std::vector<Pass>{Pass::fwd, Pass::bwd, Pass::fwd_bwd}));
   const SweepGroup& b = s.groups[1];
   EXPECT_TRUE(b.batch.empty());  // tokens replaces the inherited batch
   EXPECT_EQ(b.tokens, 4096);
@@ -144,7 +146,7 @@ TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
       preset_error("[sweep]\nbatch = 1\nhead_dims = [64, 128]\n"),
       "p.toml:3:1: field 'sweep.head_dims' = '[64, 128]': unknown key (did you mean 'head_dim'?); "
       "allowed: batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, "
-      "causal, window");
+      "causal, window, pass");
   EXPECT_EQ(
       preset_error("kernel = [\"cpu.flash\"]\n"),
       "p.toml:1:1: field 'kernel' = '[\"cpu.flash\"]': unknown key (did you mean 'kernels'?); allowed: name, "
@@ -250,10 +252,10 @@ TEST(Preset, ResolveByNameOrPath) {
 }
 
 TEST(Preset, ShippedPresetsAreTheDocumentedSet) {
-  EXPECT_EQ(
-      list_presets(kPresets),
-      (std::vector<std::string>{"bert-base", "bert-large", "cpu-quick", "fa2-guide", "fa2-tokens16k",
-                                "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa-sliding", "quick"}));
+  EXPECT_EQ(list_presets(kPresets),
+            (std::vector<std::string>{"bert-base", "bert-large", "cpu-quick", "fa2-guide", "fa2-tokens16k",
+                                      "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa-sliding",
+                                      "quick", "training"}));
 }
 
 // Every shipped preset loads and plans. GPU presets plan as written in a CUDA build; in a
@@ -335,7 +337,7 @@ TEST(Preset, UnknownKernelNamesItsLine) {
 
 // The writer is the parser's inverse: every shipped preset, written and read back, is the same spec.
 TEST(PresetWriter, PresetTomlReadsBackEqual) {
-  for (const char* name : {"cpu-quick", "quick", "fa2-tokens16k"}) {
+  for (const char* name : {"cpu-quick", "quick", "fa2-tokens16k", "training"}) {
     const SweepSpec a = load_preset(kPresets / (std::string(name) + ".toml"));
     const SweepSpec b = parse_preset(preset_toml(a), "saved.toml");
     EXPECT_EQ(b.name, a.name);
@@ -346,6 +348,7 @@ TEST(PresetWriter, PresetTomlReadsBackEqual) {
     for (std::size_t i = 0; i < a.groups.size(); ++i) {
       const SweepGroup &x = a.groups[i], &y = b.groups[i];
       EXPECT_EQ(x.batch, y.batch);
+      EXPECT_EQ(x.pass, y.pass);
       EXPECT_EQ(x.tokens, y.tokens);
       EXPECT_EQ(x.heads, y.heads);
       EXPECT_EQ(x.hidden, y.hidden);

@@ -46,7 +46,8 @@ TEST(CsvWriter, HeaderStartsWithTheFirstColumns) {
       "dram_bytes,l2_throughput_pct,l2_bytes,tensor_pipe_pct,achieved_occupancy_pct,gpu_time_ns,tensor_flops,"
       "tensor_pct_of_peak,algorithmic_intensity,achieved_intensity,roofline_peak_tflops,"
       "roofline_peak_gbps,roofline_peak_source,ridge_intensity,attainable_tflops,pct_of_roofline,"
-      "roofline_bound,host,device_index,device_name,device_uuid,worker,worker_slot,worker_pid,worker_start,"
+      "roofline_bound,direction,dq_rel_l2,dk_rel_l2,dv_rel_l2,host,device_index,device_name,device_uuid,"
+      "worker,worker_slot,worker_pid,worker_start,"
       "phase_prepare_s,phase_inputs_s,phase_reference_s,phase_check_s,phase_warmup_s,phase_timed_s,"
       "phase_metrics_s,phase_other_s\n");
 }

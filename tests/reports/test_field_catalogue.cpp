@@ -103,7 +103,7 @@ FieldValue distinctive(const FieldDesc& f, const FieldValue& current, std::size_
   // The first candidate the field accepts and that differs from what it holds.
   for (const std::string& s :
        {"distinct-" + std::string(f.name), std::string("timeout"), std::string("failed"), std::string("bf16"),
-        std::string("fp16"), std::string("block_m=64;stages=3")}) {
+        std::string("fp16"), std::string("bwd"), std::string("block_m=64;stages=3")}) {
     CaseResult copy = probe;
     if (f.set(copy, s).empty() && FieldValue(s) != current) return s;
   }

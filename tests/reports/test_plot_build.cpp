@@ -222,7 +222,7 @@ TEST(PlotBuild, ErrorsNameTheFlagTheValueAndWhatIsAllowed) {
   s.x = "sequence";
   EXPECT_EQ(message(s),
             "--x sequence: unknown axis; allowed: batch, tokens, heads, heads_kv, hidden, seq, seq_q, "
-            "seq_kv, head_dim, head_dim_v, dtype, causal, window, mask, knobs, device, host");
+            "seq_kv, head_dim, head_dim_v, dtype, causal, window, mask, pass, knobs, device, host");
   s = {};
   s.y = "tflop";
   EXPECT_EQ(
