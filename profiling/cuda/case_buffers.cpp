@@ -22,20 +22,24 @@ CaseBuffers allocate_case_buffers(const Problem& p, const PreparedKernel& kernel
   return b;
 }
 
-void poison(const CaseBuffers& b, cudaStream_t stream) {
+namespace {
+void poison_outputs(const CaseBuffers& b, Pass pass, cudaStream_t stream) {
   auto nan = [&](const DeviceBuffer& d) {
     if (d.get()) ATTN_CUDA_CHECK(cudaMemsetAsync(d.get(), 0xFF, d.bytes(), stream));
   };
-  if (has_forward(b.pass)) {
+  if (has_forward(pass)) {
     nan(b.o);
     nan(b.lse);
   }
-  if (has_backward(b.pass)) {
+  if (has_backward(pass)) {
     nan(b.dq);
     nan(b.dk);
     nan(b.dv);
   }
 }
+}  // namespace
+
+void poison(const CaseBuffers& b, cudaStream_t stream) { poison_outputs(b, b.pass, stream); }
 
 BackwardArgs make_backward_args(const AttentionArgs& args, const void* d_o, const CaseBuffers& b) {
   BackwardArgs a;
@@ -85,8 +89,20 @@ std::vector<float> download(const DeviceBuffer& b, DType t, std::size_t count, c
 
 void run_once(PreparedKernel& kernel, const AttentionArgs& args, const CaseBuffers& b) {
   const auto stream = static_cast<cudaStream_t>(args.stream);
-  poison(b, stream);
+  poison_outputs(b, Pass::fwd, stream);
   kernel.run(args);
+  ATTN_CUDA_CHECK(cudaGetLastError());
+  ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void run_backward_once(PreparedKernel& kernel, const BackwardArgs& args, const CaseBuffers& b) {
+  const auto stream = static_cast<cudaStream_t>(args.stream);
+  poison_outputs(b, Pass::bwd, stream);
+  // The workspace too: a backward that leaves an accumulator there unzeroed (and would be right only
+  // on fresh, zeroed memory) fails its check instead of drifting in the timed runs.
+  if (b.backward_workspace.get())
+    ATTN_CUDA_CHECK(cudaMemsetAsync(b.backward_workspace.get(), 0xFF, b.backward_workspace.bytes(), stream));
+  kernel.run_backward(args);
   ATTN_CUDA_CHECK(cudaGetLastError());
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

@@ -38,7 +38,10 @@ DeviceBuffer upload(const std::vector<float>& values, DType t, cudaStream_t stre
 // `count` elements of type `t` read back as fp32, after the work enqueued on `stream`.
 std::vector<float> download(const DeviceBuffer& b, DType t, std::size_t count, cudaStream_t stream);
 
-// Enqueues `kernel` once on the poisoned buffers and waits for it: the check run.
+// Enqueues `kernel`'s forward once on poisoned O and LSE and waits for it: the check run.
 void run_once(PreparedKernel& kernel, const AttentionArgs& args, const CaseBuffers& b);
+// The same for its backward, on poisoned dQ, dK, dV and backward workspace (O and LSE are the
+// forward's).
+void run_backward_once(PreparedKernel& kernel, const BackwardArgs& args, const CaseBuffers& b);
 
 }  // namespace attn

@@ -22,6 +22,7 @@
 #include "profiling/cuda/profiling_pass.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/engine/pass_kernel.hpp"
 #include "profiling/engine/phase_clock.hpp"
 #include "profiling/engine/sampler.hpp"
 #include "profiling/metrics.hpp"
@@ -128,16 +129,27 @@ class CudaEngine final : public CaseEngine {
     ATTN_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
     std::unique_ptr<PreparedKernel> kernel = spec.prepare(p, c.knobs);
     writes_lse = kernel->writes_lse();
+    const bool backward = has_backward(p.pass);
+    if (backward && !writes_lse)
+      throw KernelError(c.kernel + " declares a backward pass but its forward writes no LSE");
     m_case = allocate_case_buffers(p, *kernel);  // `oom` here, before any reference is paid for
     const AttentionArgs args =
         make_args(p, m_problems.q().get(), m_problems.k().get(), m_problems.v().get(), m_case, stream);
+    BackwardArgs backward_args;
+    if (backward) {
+      PhaseClock clock(ph.inputs_s);
+      backward_args = make_backward_args(args, m_problems.d_o().get(), m_case);
+    }
+    // What the timer and the profiling pass launch: the case's pass.
+    PassKernel pass_kernel(*kernel, p.pass, backward_args);
     prepare.reset();
 
     std::vector<float> lse;
-    if (m_protocol.check) {
+    if (m_protocol.check || backward) {  // a backward needs the forward's O and LSE, checked or not
       PhaseClock clock(ph.check_s);
       NvtxRange range(m_ctx.nvtx, r.nvtx_range);
       run_once(*kernel, args, m_case);
+      if (backward) run_backward_once(*kernel, backward_args, m_case);
     }
     ATTN_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
     r.device_bytes_peak = static_cast<std::int64_t>(m_problems.input_bytes()) +
@@ -158,15 +170,30 @@ class CudaEngine final : public CaseEngine {
       r.correctness = v.correctness;
       if (!v.correctness.pass) {
         r.status = Status::mismatch;
-        r.reason = v.reason;
+        r.reason = backward ? "forward: " + v.reason : v.reason;
         return;  // never time a configuration that failed its check
+      }
+      if (backward) {
+        GradVerdict g;
+        {
+          PhaseClock reference(ph.reference_s);
+          g = m_problems.check_gradients(spec, m_case);
+        }
+        r.grad_dq = std::move(g.dq);
+        r.grad_dk = std::move(g.dk);
+        r.grad_dv = std::move(g.dv);
+        if (!g.reason.empty()) {
+          r.status = Status::mismatch;
+          r.reason = g.reason;
+          return;
+        }
       }
     }
 
-    time_case(*kernel, args, r);
+    time_case(pass_kernel, args, r);
     PhaseClock clock(ph.metrics_s);
     m_profiling.run(
-        *kernel, args, r,
+        pass_kernel, args, r,
         [&] {
           // Poison first, then flush: the flush writes the poison's dirty lines back before the
           // measured launch, which would otherwise pay for them (seen as 2x DRAM writes on cases that
@@ -175,7 +202,9 @@ class CudaEngine final : public CaseEngine {
           m_timer.cold_start();
           ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
         },
-        static_cast<std::int64_t>(m_case.o.bytes() + m_case.lse.bytes() + m_case.workspace.bytes()));
+        static_cast<std::int64_t>(m_case.o.bytes() + m_case.lse.bytes() + m_case.workspace.bytes() +
+                                  m_case.dq.bytes() + m_case.dk.bytes() + m_case.dv.bytes() +
+                                  m_case.backward_workspace.bytes()));
   }
 
   // The registry entry of the case, or Unsupported with the reason it cannot run here.
@@ -185,6 +214,8 @@ class CudaEngine final : public CaseEngine {
     if (!c.skip_reason.empty()) throw Unsupported(c.skip_reason);
     if (spec->backend != Backend::cuda) throw Unsupported("needs the cpu backend; this run uses cuda");
     if (auto why = spec->why_not(c.problem, c.knobs); !why.empty()) throw Unsupported(why);
+    if (has_backward(c.problem.pass))
+      if (auto why = backward_why_not(*spec, c.problem, c.knobs); !why.empty()) throw Unsupported(why);
     return *spec;
   }
 

@@ -36,13 +36,16 @@ bool same_inputs(const Problem& a, const Problem& b) {
 }
 }  // namespace
 
-void ProblemCache::use(const Problem& p) {
+void ProblemCache::use(const Problem& pass_problem) {
+  Problem p = pass_problem;
+  p.pass = Pass::fwd;
   if (m_valid && m_problem == p) return;
   if (m_valid && same_inputs(m_problem, p)) {
     ProblemCache kept(m_seed, m_stream);
     kept.m_q = std::move(m_q);
     kept.m_k = std::move(m_k);
     kept.m_v = std::move(m_v);
+    kept.m_d_o = std::move(m_d_o);
     *this = std::move(kept);
   } else {
     // Drawn on the device by the host generator's formula (bit for bit); the host copies what
@@ -60,6 +63,108 @@ void ProblemCache::use(const Problem& p) {
   }
   m_problem = p;
   m_valid = true;
+}
+
+const DeviceBuffer& ProblemCache::d_o() {
+  if (!m_d_o.get()) {
+    const Problem& p = m_problem;
+    m_d_o = DeviceBuffer(static_cast<std::size_t>(p.o_elems()) * dtype_bytes(p.dtype));
+    generate_normal_on_device(m_d_o.get(), p.dtype, p.o_elems(), input_streams(m_seed).d_o, m_stream);
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+  }
+  return m_d_o;
+}
+
+GradErrors ProblemCache::gradient_errors(const CaseBuffers& b) const {
+  const Problem& p = m_problem;
+  auto error = [&](const DeviceBuffer& out, const DeviceBuffer& ref_dev, const std::vector<float>& ref,
+                   std::int64_t n) {
+    if (ref_dev.get()) return compare_on_device(out.get(), p.dtype, ref_dev.as<float>(), n, m_stream);
+    return compare_outputs(download(out, p.dtype, static_cast<std::size_t>(n), m_stream), ref);
+  };
+  return {error(b.dq, m_ref_dq_dev, m_ref_dq, p.q_elems()), error(b.dk, m_ref_dk_dev, m_ref_dk, p.k_elems()),
+          error(b.dv, m_ref_dv_dev, m_ref_dv, p.v_elems())};
+}
+
+GradVerdict ProblemCache::check_gradients(const KernelSpec& kernel, const CaseBuffers& b) {
+  if (!m_has_gradients) {
+    compute_gradients();
+    measure_cudnn_gradient_error();
+  }
+  const GradErrors* cudnn = m_cudnn_grad && kernel.id != "cudnn.sdpa" ? &*m_cudnn_grad : nullptr;
+  return evaluate_gradients(m_problem.dtype, gradient_errors(b), cudnn, m_grad_reference);
+}
+
+// cuDNN's own gradient errors on these inputs, for the rule (where its backward takes the problem).
+void ProblemCache::measure_cudnn_gradient_error() {
+  Problem p = m_problem;
+  p.pass = Pass::bwd;
+  const KernelSpec* dnn = find_kernel("cudnn.sdpa");
+  if (!dnn || p.dtype == DType::fp32 || !dnn->why_not(p, {}).empty() ||
+      !backward_why_not(*dnn, p, {}).empty())
+    return;
+  try {
+    auto kernel = dnn->prepare(p, {});
+    const CaseBuffers b = allocate_case_buffers(p, *kernel);
+    const AttentionArgs args = make_args(p, m_q.get(), m_k.get(), m_v.get(), b, m_stream);
+    run_once(*kernel, args, b);
+    run_backward_once(*kernel, make_backward_args(args, d_o().get(), b), b);
+    const GradErrors e = gradient_errors(b);
+    if (e.dq.nonfinite == 0 && e.dk.nonfinite == 0 && e.dv.nonfinite == 0) m_cudnn_grad = e;
+  } catch (const Unsupported&) {
+    // cuDNN's backward refuses the problem: the gradient bound applies.
+  } catch (const CudaError& e) {
+    if (is_sticky(e.code())) throw;
+  } catch (const KernelError&) {
+    // A cuDNN failure here must not fail other kernels' checks.
+  }
+}
+
+void ProblemCache::compute_gradients() {
+  const Problem& p = m_problem;
+  const DeviceBuffer& grad_out = d_o();
+  if (p.forward_flops() * pass_flop_factor(Pass::bwd) <= kCpuReferenceMaxFlops) {
+    HostInputs in;
+    in.q = download(m_q, p.dtype, static_cast<std::size_t>(p.q_elems()), m_stream);
+    in.k = download(m_k, p.dtype, static_cast<std::size_t>(p.k_elems()), m_stream);
+    in.v = download(m_v, p.dtype, static_cast<std::size_t>(p.v_elems()), m_stream);
+    const std::vector<float> host_d_o =
+        download(grad_out, p.dtype, static_cast<std::size_t>(p.o_elems()), m_stream);
+    std::vector<double> dq(static_cast<std::size_t>(p.q_elems())), dk(static_cast<std::size_t>(p.k_elems())),
+        dv(static_cast<std::size_t>(p.v_elems()));
+    cpu_reference_backward(p, in.q.data(), in.k.data(), in.v.data(), host_d_o.data(), p.default_scale(),
+                           dq.data(), dk.data(), dv.data());
+    m_ref_dq.assign(dq.begin(), dq.end());
+    m_ref_dk.assign(dk.begin(), dk.end());
+    m_ref_dv.assign(dv.begin(), dv.end());
+    m_grad_reference = "cpu.reference";
+  } else {
+    // cuda.reference's forward and backward on fp32 copies of the inputs and of dO, as for O.
+    const KernelSpec* ref = find_kernel("cuda.reference");
+    if (!ref) throw KernelError("cuda.reference is missing from the registry");
+    Problem p32 = p;
+    p32.dtype = DType::fp32;
+    p32.pass = Pass::bwd;
+    if (auto why = backward_why_not(*ref, p32, {}); !why.empty())
+      throw Unsupported("no reference gradients for this problem: " + why);
+    auto kernel = ref->prepare(p32, {});
+    CaseBuffers b = allocate_case_buffers(p32, *kernel);
+    auto widened = [&](const DeviceBuffer& src, std::int64_t n) {
+      DeviceBuffer d(static_cast<std::size_t>(n) * sizeof(float));
+      widen_to_fp32_on_device(src.get(), p.dtype, d.as<float>(), n, m_stream);
+      return d;
+    };
+    const DeviceBuffer q = widened(m_q, p.q_elems()), k = widened(m_k, p.k_elems()),
+                       v = widened(m_v, p.v_elems()), d_o32 = widened(grad_out, p.o_elems());
+    const AttentionArgs args = make_args(p32, q.get(), k.get(), v.get(), b, m_stream);
+    run_once(*kernel, args, b);
+    run_backward_once(*kernel, make_backward_args(args, d_o32.get(), b), b);
+    m_ref_dq_dev = std::move(b.dq);
+    m_ref_dk_dev = std::move(b.dk);
+    m_ref_dv_dev = std::move(b.dv);
+    m_grad_reference = "cuda.reference (fp32)";
+  }
+  m_has_gradients = true;
 }
 
 ErrorStats ProblemCache::output_error(const DeviceBuffer& out) const {

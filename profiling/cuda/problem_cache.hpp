@@ -14,6 +14,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
+#include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/device_buffer.hpp"
 #include "profiling/engine/check.hpp"
 #include "profiling/engine/inputs.hpp"
@@ -25,8 +26,11 @@ class ProblemCache {
   ProblemCache(std::uint64_t seed, cudaStream_t stream) : m_seed(seed), m_stream(stream) {}
 
   // Generates and uploads the inputs unless `p` is the cached problem; drops the old reference.
+  // The passes of one shape share everything: problem() is the shape with pass = fwd.
   void use(const Problem& p);
   const Problem& problem() const { return m_problem; }
+  // The incoming gradient dO of a backward, drawn on first use (its own seed stream).
+  const DeviceBuffer& d_o();
   const DeviceBuffer& q() const { return m_q; }
   const DeviceBuffer& k() const { return m_k; }
   const DeviceBuffer& v() const { return m_v; }
@@ -43,6 +47,13 @@ class ProblemCache {
   // Computes the reference and cuDNN's error bar now, unless done for this problem; check() calls it.
   void ensure_reference();
 
+  // The check of a backward's dQ, dK and dV in `b` against the reference gradients (computed on
+  // first use: cpu.reference's fp64 backward on small problems, cuda.reference's fp32 one on the
+  // fp32 inputs otherwise), each under the gradient rule.
+  // The bound is 2x cudnn.sdpa's error on each gradient where cuDNN's backward takes the problem
+  // (measured once per problem; `kernel` cudnn.sdpa itself is held to the gradient bound).
+  GradVerdict check_gradients(const KernelSpec& kernel, const CaseBuffers& b);
+
   // The reference's name (after check()), e.g. "cpu.reference".
   const std::string& reference_name() const { return m_reference; }
   // cuDNN's rel_l2 on these inputs, when cudnn.sdpa takes the problem (after check()).
@@ -50,6 +61,9 @@ class ProblemCache {
 
  private:
   void compute_reference();
+  void compute_gradients();
+  void measure_cudnn_gradient_error();
+  GradErrors gradient_errors(const CaseBuffers& b) const;
   void sample_rows();
   // cuDNN's own error on these inputs, from the kernel `prepared` brings (built on a host thread
   // while the GPU computed the reference; invalid where cuDNN does not take the problem).
@@ -74,6 +88,12 @@ class ProblemCache {
   std::vector<RowIndex> m_rows;    // sampled rows (large problems only)
   std::vector<double> m_rows_ref;  // cpu.reference on those rows, [rows, Dv]
   std::optional<double> m_cudnn_rel_l2;
+  DeviceBuffer m_d_o;
+  bool m_has_gradients = false;
+  std::vector<float> m_ref_dq, m_ref_dk, m_ref_dv;        // cpu.reference's (small problems)
+  DeviceBuffer m_ref_dq_dev, m_ref_dk_dev, m_ref_dv_dev;  // cuda.reference's, fp32 (large problems)
+  std::string m_grad_reference;
+  std::optional<GradErrors> m_cudnn_grad;
 };
 
 }  // namespace attn

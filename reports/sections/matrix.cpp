@@ -20,7 +20,7 @@ std::string join_ints(std::vector<std::int64_t> v) {
 
 std::string matrix_section(const ReportContext& ctx) {
   const ResultSet& set = ctx.set;
-  std::vector<std::string> kernels, dtypes, masks;
+  std::vector<std::string> kernels, dtypes, masks, passes;
   std::vector<std::int64_t> b, hq, hkv, sq, sk, d, dv;
   std::vector<Problem> problems;
   for (const CaseResult& c : set.cases) {
@@ -28,6 +28,7 @@ std::string matrix_section(const ReportContext& ctx) {
     add_unique(kernels, variant_label(c));
     add_unique(dtypes, std::string(to_string(p.dtype)));
     add_unique(masks, p.mask_label());
+    add_unique(passes, std::string(to_string(p.pass)));
     add_unique(b, p.batch);
     add_unique(hq, p.heads_q);
     add_unique(hkv, p.heads_kv);
@@ -46,6 +47,7 @@ std::string matrix_section(const ReportContext& ctx) {
   t.add_row({"baseline", ctx.baseline.empty() ? std::string("none") : fmt::format("`{}`", ctx.baseline)});
   t.add_row({"dtype", backticked(dtypes)});
   t.add_row({"mask", backticked(masks)});
+  if (passes.size() > 1 || passes.front() != "fwd") t.add_row({"pass", backticked(passes)});
   t.add_row({"batch B", join_ints(b)});
   t.add_row({"query heads Hq", join_ints(hq)});
   t.add_row({"key/value heads Hkv", join_ints(hkv)});

@@ -13,6 +13,7 @@ constexpr std::array kSections = {
     ReportSection{"protocol", &protocol_section},
     ReportSection{"matrix", &matrix_section},
     ReportSection{"results", &results_section},
+    ReportSection{"passes", &passes_section},
     ReportSection{"skipped_failed", &skipped_failed_section},
     ReportSection{"profiling", &profiling_section},
     ReportSection{"figures", &figures_section},

@@ -30,6 +30,7 @@ std::string environment_section(const ReportContext& ctx);
 std::string protocol_section(const ReportContext& ctx);
 std::string matrix_section(const ReportContext& ctx);
 std::string results_section(const ReportContext& ctx);
+std::string passes_section(const ReportContext& ctx);  // empty unless a backward pass was measured
 std::string skipped_failed_section(const ReportContext& ctx);
 std::string profiling_section(const ReportContext& ctx);
 std::string figures_section(const ReportContext& ctx);

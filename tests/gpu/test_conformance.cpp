@@ -32,6 +32,22 @@ TEST_P(Conformance, EveryKnobValueIsCorrectOrRefused) {
 INSTANTIATE_TEST_SUITE_P(Registry, Conformance, ::testing::ValuesIn(test::registered_kernels(Backend::cuda)),
                          test::kernel_test_name);
 
+// Every CUDA kernel that declares a backward, over the backward matrix: dQ, dK and dV checked.
+class BackwardConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BackwardConformance, EveryGradientIsCorrectOrRefused) {
+  ATTN_SKIP_WITHOUT_GPU();
+  const std::unique_ptr<CaseEngine> engine = make_engine(Backend::cuda, test::conformance_protocol());
+  const test::ConformanceCounts n =
+      test::run_conformance(*engine, GetParam(), {}, test::backward_matrix({DType::fp16, DType::bf16}, true));
+  if (n.pass == 0 && n.fail == 0)
+    GTEST_SKIP() << GetParam() << " refused every case, e.g. " << n.first_refusal;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, BackwardConformance,
+                         ::testing::ValuesIn(test::registered_backward_kernels(Backend::cuda)),
+                         test::kernel_test_name);
+
 // The suite iterates the registry itself: every CUDA entry is a parameter above.
 TEST(ConformanceRegistry, CoversEveryCudaKernel) {
   std::size_t cuda = 0;

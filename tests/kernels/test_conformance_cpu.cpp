@@ -22,6 +22,16 @@ TEST_P(ConformanceCpu, EveryKnobValueIsCorrectOrRefused) {
   test::run_knob_conformance(*engine, GetParam(), {DType::fp32});
 }
 
+TEST_P(ConformanceCpu, EveryGradientIsCorrectOrRefused) {
+  const KernelSpec* spec = find_kernel(GetParam());
+  ASSERT_NE(spec, nullptr);
+  if (!spec->backward_why_not) GTEST_SKIP() << GetParam() << " declares no backward";
+  const std::unique_ptr<CaseEngine> engine = make_engine(Backend::cpu, test::conformance_protocol());
+  const test::ConformanceCounts n =
+      test::run_conformance(*engine, GetParam(), {}, test::backward_matrix({DType::fp32}, false));
+  EXPECT_GT(n.pass, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, ConformanceCpu,
                          ::testing::ValuesIn(test::registered_kernels(Backend::cpu)), test::kernel_test_name);
 

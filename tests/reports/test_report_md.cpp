@@ -270,5 +270,33 @@ TEST_F(ReportCli, BadInputExitsTwo) {
   EXPECT_EQ(o.exit_code, 2) << o.output;
 }
 
+// With backward passes the report gains the forward/backward table: one row per kernel and shape,
+// the backward over the forward, each pass's own timing; forward-only results have no such section.
+TEST(ReportMd, ForwardAndBackwardTable) {
+  EXPECT_EQ(markdown_report(sample_set(), sample_options()).find("## Forward and backward"),
+            std::string::npos);
+  ResultSet set = sample_set();
+  Problem p = gpu_problem(4096, false);
+  std::vector<CaseResult> passes;
+  for (const auto& [pass, ms] : {std::pair{Pass::fwd, 0.5}, {Pass::bwd, 1.25}, {Pass::fwd_bwd, 1.8}}) {
+    p.pass = pass;
+    CaseResult c = gpu_case("cuda.reference", p, ms);
+    c.tflops = c.problem.flops() / (ms * 1e-3) * 1e-12;
+    c.gbps = static_cast<double>(c.problem.min_bytes(true)) / (ms * 1e-3) * 1e-9;
+    c.device_bytes_peak = pass == Pass::fwd ? 64 << 20 : 192 << 20;
+    passes.push_back(c);
+  }
+  set.cases = passes;
+  const std::string md = markdown_report(set, sample_options());
+  const auto at = md.find("## Forward and backward");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("| pass | `fwd`, `bwd`, `fwd+bwd` |"), std::string::npos);
+  const std::string row =
+      "| cuda.reference | 2x16x4096x128 fp16 full | 0.5 | 1.25 | 2.50 | 1.8 | 549.8 / 269.5 | 549.8 / 215.2 "
+      "| "
+      "534.5 / 224.3 | 64.0 MiB / 192.0 MiB |";
+  EXPECT_NE(md.find(row, at), std::string::npos) << md.substr(at, 1200);
+}
+
 }  // namespace
 }  // namespace attn

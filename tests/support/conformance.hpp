@@ -65,6 +65,61 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
   return out;
 }
 
+// The backward's matrix (issue 20): S 1, 17, 1000 and 4097, Sq != Sk both ways, GQA 32/4, MQA,
+// causal, windows (64,0) and (128,128), D 64, 128, 256 and 96, 160, each as a bwd case, plus a
+// fwd+bwd one. `full` = false keeps the CPU's share small (S <= 257, D <= 64): the fp64 oracle and
+// the CPU kernels run in CI on two cores.
+inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dtypes, bool full) {
+  std::vector<ConformanceCase> out;
+  for (DType t : dtypes) {
+    const std::string dt(to_string(t));
+    auto add = [&](const std::string& name, Problem p, Pass pass = Pass::bwd) {
+      p.pass = pass;
+      out.push_back({name + "_" + std::string(to_string(pass)) + "_" + dt, p});
+    };
+    add("s1", conformance_problem(4, 4, 1, 1, 64, t));
+    add("s17_causal", conformance_problem(4, 4, 17, 17, 64, t, true));
+    add("s17_causal", conformance_problem(4, 4, 17, 17, 64, t, true), Pass::fwd_bwd);
+    if (!full) {
+      add("gqa42_s130_causal", conformance_problem(4, 2, 130, 130, 32, t, true));
+      add("mqa41_s257", conformance_problem(4, 1, 257, 257, 16, t));
+      add("sq17_sk130_causal", conformance_problem(4, 2, 17, 130, 32, t, true));
+      add("sq257_sk130_causal", conformance_problem(4, 4, 257, 130, 16, t, true));  // 127 rows see no key
+      add("win16_0_s130", conformance_problem(2, 2, 130, 130, 32, t, false, {16, 0}));
+      add("win32_32_sq130_sk257", conformance_problem(4, 2, 130, 257, 16, t, false, {32, 32}));
+      continue;
+    }
+    add("s1000_d128", conformance_problem(4, 4, 1000, 1000, 128, t));
+    add("s4097_causal", conformance_problem(4, 4, 4097, 4097, 64, t, true));
+    add("gqa32_4_s1000_causal_d128", conformance_problem(32, 4, 1000, 1000, 128, t, true));
+    add("mqa8_1_s1000", conformance_problem(8, 1, 1000, 1000, 64, t));
+    add("sq17_sk1000_causal", conformance_problem(4, 2, 17, 1000, 64, t, true));
+    add("sq1000_sk17_causal", conformance_problem(4, 4, 1000, 17, 64, t, true));  // 983 rows see no key
+    add("win64_0_s1000", conformance_problem(4, 4, 1000, 1000, 64, t, false, {64, 0}));
+    add("win128_128_s4097_d256", conformance_problem(4, 2, 4097, 4097, 256, t, false, {128, 128}));
+    add("d96_s1000_causal", conformance_problem(4, 4, 1000, 1000, 96, t, true));
+    add("d160_s17", conformance_problem(4, 4, 17, 17, 160, t));
+    add("d256_s1000_causal", conformance_problem(4, 4, 1000, 1000, 256, t, true), Pass::fwd_bwd);
+    // Lengths that are multiples of 128 (cuDNN <= 9.15's backward takes only those).
+    add("s1024_causal_d128", conformance_problem(4, 4, 1024, 1024, 128, t, true));
+    add("gqa32_4_s1024_causal", conformance_problem(32, 4, 1024, 1024, 64, t, true));
+    add("mqa8_1_s1024_d128", conformance_problem(8, 1, 1024, 1024, 128, t));
+    add("sq256_sk1024_causal", conformance_problem(4, 2, 256, 1024, 64, t, true));
+    add("win128_128_s2048", conformance_problem(4, 4, 2048, 2048, 64, t, false, {128, 128}));
+    add("win64_0_s1024_d96", conformance_problem(4, 4, 1024, 1024, 96, t, false, {64, 0}));
+    add("d256_s1024_causal", conformance_problem(4, 4, 1024, 1024, 256, t, true), Pass::fwd_bwd);
+  }
+  return out;
+}
+
+// The kernels of `backend` that declare a backward.
+inline std::vector<std::string> registered_backward_kernels(Backend backend) {
+  std::vector<std::string> ids;
+  for (const KernelSpec& k : kernel_registry())
+    if (k.backend == backend && k.backward_why_not) ids.push_back(k.id);
+  return ids;
+}
+
 // A protocol that checks every case and times it only briefly: conformance is about the check.
 inline Protocol conformance_protocol() {
   Protocol p;
@@ -128,6 +183,11 @@ inline ConformanceCounts run_conformance(CaseEngine& engine, const std::string& 
       ++n.pass;
       EXPECT_TRUE(r.correctness && r.correctness->pass)
           << label << " " << cc.name << ": ok without a passed check";
+      if (has_backward(cc.problem.pass)) {
+        EXPECT_TRUE(r.grad_dq && r.grad_dq->pass && r.grad_dk && r.grad_dk->pass && r.grad_dv &&
+                    r.grad_dv->pass)
+            << label << " " << cc.name << ": ok without passed gradient checks";
+      }
     } else if (r.status == Status::skipped) {
       ++n.skip;
       if (n.first_refusal.empty()) n.first_refusal = cc.name + ": " + r.reason;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One device call for the backward pass (issue 20): the backward conformance matrix of every CUDA
+# kernel that declares a backward, the forward conformance of the engine's other kernels (the engine
+# path changed under them), and a fwd/bwd/fwd+bwd sweep through the CLI with CUPTI metrics.
+#   scripts/device/issue20_backward.sh dev-carry/new
+set -uo pipefail
+BIN=${1:-build}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export ATTNSCOPE_BIN=$PWD/$BIN/attnscope ATTNSCOPE_PRESETS=$PWD/assets/presets
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+TESTS=$BIN/tests/attnscope.tests.gpu
+T0=$(date +%s)
+timeout "${SUITE_S:-300}" "$TESTS" --gtest_filter="${FILTER:-Registry/BackwardConformance.*:Registry/Conformance.EveryCaseIsCorrectOrRefused/*}" \
+  > "$OUT/conformance.log" 2>&1
+echo "conformance rc=$? t=$(( $(date +%s) - T0 ))s"
+grep -E "^\[conformance\]" "$OUT/conformance.log"
+grep -E "^[a-z0-9_.@=+]+ [a-z0-9_+]+ \(.*\): (mismatch|error|fault|oom|timeout):" "$OUT/conformance.log" | head -30
+grep -E "^\[  (SKIPPED|FAILED) \]|Failure" "$OUT/conformance.log" | sort -u | head -20
+T0=$(date +%s)
+"$ATTNSCOPE_BIN" run --kernels cuda.reference,cudnn.sdpa,fa2.mma --batch 2 --heads 8 --seq 1024,4096 \
+  --head-dim 64,128 --causal 0,1 --pass fwd,bwd,fwd+bwd --max-time-s 0.3 --out "$OUT/sweep" --force \
+  > "$OUT/sweep.log" 2>&1
+echo "sweep rc=$? t=$(( $(date +%s) - T0 ))s"
+grep -vE "^\[[0-9]+/[0-9]+\]" "$OUT/sweep.log" | tail -60
+python3 - "$OUT/sweep/results.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("record") != "case" or r["kernel"] != "cuda.reference": continue
+    p = r["problem"]; g = r.get("grad_check", {})
+    print(p.get("pass", "fwd"), p["seq_q"], p["head_dim"], p["causal"], r["status"],
+          {k: (round(v["rel_l2"], 8), v["tol"]) for k, v in g.items()},
+          [l["name"][:40] for l in r.get("launch", [])], r.get("metrics_status"),
+          (r.get("metrics") or {}).get("tensor_pipe_pct"))
+PY
