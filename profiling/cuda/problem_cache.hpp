@@ -34,7 +34,10 @@ class ProblemCache {
   const DeviceBuffer& q() const { return m_q; }
   const DeviceBuffer& k() const { return m_k; }
   const DeviceBuffer& v() const { return m_v; }
-  std::size_t input_bytes() const { return m_q.bytes() + m_k.bytes() + m_v.bytes(); }
+  // Q, K and V, and dO when `pass` has a backward (call d_o() first).
+  std::size_t input_bytes(Pass pass) const {
+    return m_q.bytes() + m_k.bytes() + m_v.bytes() + (has_backward(pass) ? m_d_o.bytes() : 0);
+  }
 
   // The check of `kernel`'s output `out` (on the device, the problem's dtype) and its LSE (on the
   // host, empty when it writes none) on the cached problem: the reference and cuDNN's error bar
