@@ -47,6 +47,7 @@ Fields group_fields(const Problem& p, CrossAxis a, bool tokens, bool hidden) {
   f.emplace_back("dtype", fmt::format("\"{}\"", to_string(p.dtype)));
   f.emplace_back("causal", p.causal ? "true" : "false");
   f.emplace_back("window", fmt::format("[{}, {}]", p.window.left, p.window.right));
+  f.emplace_back("pass", fmt::format("\"{}\"", to_string(p.pass)));  // shown only where it varies
   if (a != CrossAxis::batch) {
     if (tokens)
       f.emplace_back("tokens", num(p.batch * p.seq_q));

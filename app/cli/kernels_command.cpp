@@ -52,13 +52,17 @@ std::vector<Probe> probes(DType t) {
   Problem dv = base_problem(t);
   dv.head_dim_v = 32;
   v.push_back({"d!=dv", dv});
+  Problem backward = base_problem(t);
+  backward.pass = Pass::bwd;
+  v.push_back({"bwd", backward});
   return v;
 }
 
 // why_not() of a kernel source compiles the source: a compile error is shown in the cell, not fatal.
 std::string probe_reason(const KernelSpec& k, const Problem& p) {
   try {
-    return k.why_not(p, {});
+    if (std::string why = k.why_not(p, {}); !why.empty() || !has_backward(p.pass)) return why;
+    return backward_why_not(k, p, {});
   } catch (const std::exception& e) {
     const std::string what = e.what();
     return "does not compile: " + what.substr(0, what.find('\n'));

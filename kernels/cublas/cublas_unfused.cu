@@ -1,4 +1,5 @@
-// cublas.unfused: PyTorch's "math" SDPA backend on cuBLAS. Four launches per run:
+// cublas.unfused: PyTorch's "math" SDPA backend on cuBLAS (its backward: cublas_unfused_backward.cu). Four
+// launches per forward run:
 //   1. fill_pointers: per-(b, h) device pointer arrays for both batched GEMMs (GQA: head h reads
 //      kv head h / g, which no single constant stride can express);
 //   2. S = Q K^T, one cublasGemmBatchedEx over B*Hq, fp16/bf16 on tensor cores, CUBLAS_COMPUTE_32F,
@@ -21,6 +22,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/cublas/cublas_unfused_backward.hpp"
 #include "kernels/naive/row_softmax.cuh"
 #include "kernels/reference/device_mask.hpp"
 #include "kernels/reference/device_types.cuh"
@@ -114,6 +116,7 @@ class CublasUnfusedKernel final : public PreparedKernel {
     auto* ws = static_cast<char*>(a.workspace);
     auto* s = reinterpret_cast<float*>(ws);
     char* pm = ws + m_p_offset;
+    m_forward_p = pm;  // the backward reads P from here, as autograd keeps the forward's P
     auto* ptrs = reinterpret_cast<const void**>(ws + m_ptr_offset);
     // cublasSetStream resets the workspace to cuBLAS's default pool, so the workspace comes after.
     ATTN_CUBLAS_CHECK(cublasSetStream(m_handle, stream));
@@ -166,10 +169,18 @@ class CublasUnfusedKernel final : public PreparedKernel {
                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
+  std::size_t backward_workspace_bytes() const override { return cublas_backward_workspace(m_problem); }
+  void run_backward(const BackwardArgs& a) override {
+    if (!m_forward_p)
+      throw KernelError("cublas.unfused: the backward needs this kernel's forward to run first");
+    cublas_unfused_backward(m_handle, m_problem, m_forward_p, a);
+  }
+
  private:
   Problem m_problem;
   cublasHandle_t m_handle = nullptr;
   std::size_t m_p_offset = 0, m_ptr_offset = 0, m_cublas_offset = 0, m_total = 0;
+  const void* m_forward_p = nullptr;  // P of the last forward, in its workspace
 };
 
 }  // namespace
@@ -178,9 +189,11 @@ KernelSpec make_cublas_unfused_spec() {
   KernelSpec s;
   s.id = "cublas.unfused";
   s.description =
-      "PyTorch math equivalent: cuBLAS S = QK^T (fp32 out), fused scale-mask-softmax, cuBLAS O = PV";
+      "PyTorch math equivalent: cuBLAS S = QK^T (fp32 out), fused scale-mask-softmax, cuBLAS O = PV; "
+      "materialised backward (P kept from the forward)";
   s.backend = Backend::cuda;
   s.why_not = cublas_why_not;
+  s.backward_why_not = [](const Problem& p, const Knobs& k) { return cublas_why_not(p, k); };
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     return std::make_unique<CublasUnfusedKernel>(p);
   };

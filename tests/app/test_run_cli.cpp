@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,23 @@ TEST(KernelsCli, ListsEveryRegisteredKernel) {
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.output.find("cpu.reference"), std::string::npos);
   EXPECT_NE(o.output.find("cpu.flash"), std::string::npos);
+}
+
+// Issue 20: a `bwd` column says which kernels have a backward; --json gives the refusal's reason.
+TEST(KernelsCli, SaysWhichKernelsHaveABackward) {
+  const CliOutcome o = run_cli("kernels --json");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto all = nlohmann::json::parse(o.output);
+  bool saw = false;
+  for (const auto& k : all) {
+    if (k["id"] != "cpu.flash") continue;
+    saw = true;
+    EXPECT_EQ(k["supports"]["bwd"], true) << k.dump();
+    EXPECT_FALSE(k.contains("refuses") && k["refuses"].contains("bwd")) << k.dump();
+  }
+  EXPECT_TRUE(saw) << o.output;
+  const CliOutcome table = run_cli("kernels");
+  EXPECT_NE(table.output.find("d!=dv  bwd"), std::string::npos) << table.output;
 }
 
 // Issue 24: the table's columns line up (every row's knobs and description start under their
