@@ -82,7 +82,7 @@ const attn_kernel kKernels[] = {{
     0.0,
 }};
 
-const attn_plugin kPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "attnscope CUDA example", 1, kKernels};
+const attn_plugin kPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "attnscope CUDA example", 1, kKernels, nullptr};
 
 }  // namespace
 

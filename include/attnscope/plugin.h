@@ -1,4 +1,4 @@
-/* attnscope plug-in ABI, version 1: a shared library that brings attention kernels into attnscope's
+/* attnscope plug-in ABI, version 2 (version 1 libraries still load): a shared library that brings attention kernels into attnscope's
  * sweeps (the same check, timing, metrics, isolation and reports as the built-in kernels).
  *
  * A plug-in exports one C function, `attnscope_plugin`, returning a table of kernels that lives as
@@ -29,12 +29,15 @@ typedef long long int64_t;
 extern "C" {
 #endif
 
-#define ATTNSCOPE_PLUGIN_ABI_VERSION 1u
+#define ATTNSCOPE_PLUGIN_ABI_VERSION 2u
+/* The oldest table layout attnscope still reads: version 1 has no `backward` in attn_plugin. */
+#define ATTNSCOPE_PLUGIN_ABI_MIN_VERSION 1u
 #define ATTNSCOPE_PLUGIN_ENTRY "attnscope_plugin"
 
 typedef enum { ATTN_DTYPE_FP16 = 0, ATTN_DTYPE_BF16 = 1, ATTN_DTYPE_FP32 = 2 } attn_dtype;
 typedef enum { ATTN_BACKEND_CPU = 0, ATTN_BACKEND_CUDA = 1 } attn_backend;
 typedef enum { ATTN_LAYOUT_BSHD = 0 } attn_layout;
+typedef enum { ATTN_PASS_FWD = 0, ATTN_PASS_BWD = 1, ATTN_PASS_FWD_BWD = 2 } attn_pass;
 
 /* One attention problem. Element strides are in elements of `dtype`, for the index order
  * (batch, sequence, head, dim): with the BSHD layout q_strides = {seq_q*heads_q*head_dim,
@@ -50,6 +53,9 @@ typedef struct {
   int32_t layout; /* attn_layout */
   float scale;    /* softmax scale, 1/sqrt(head_dim) unless the caller says otherwise */
   int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
+  /* Version 2: which pass the case measures (attn_pass), so `prepare` knows whether the backward
+   * will run. dO has O's strides; dQ, dK, dV have those of Q, K, V. */
+  int32_t pass;
 } attn_problem;
 
 /* A knob set for one prepared instance: each knob the kernel declares, with its value (0 = the
@@ -104,11 +110,43 @@ typedef struct {
   double stated_rel_l2;
 } attn_kernel;
 
+/* Buffers of one backward (version 2): Q, K, V, the forward's O and LSE (written by this kernel's
+ * `run` on the same state), the incoming gradient dO; the kernel writes every element of dQ, dK
+ * and dV (dtype of Q; with GQA dK and dV sum over the query heads of a group; rows that see no key
+ * contribute nothing). Any zeroing of an accumulator in `workspace` is the kernel's own work. */
+typedef struct {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* o;
+  const void* d_o;
+  const float* lse;
+  void* dq;
+  void* dk;
+  void* dv;
+  void* workspace;
+  size_t workspace_bytes;
+  void* stream;
+} attn_backward_args;
+
+/* A kernel's backward (version 2), at the same index as its attn_kernel. `run` NULL: the kernel has
+ * none, and its bwd and fwd+bwd cases are skipped with that reason. */
+typedef struct {
+  /* NULL when the backward takes every problem the forward takes, else why not (naming the field). */
+  const char* (*why_not)(const attn_problem* p, const attn_knob* knobs, int32_t n_knobs);
+  /* One backward on `args`, enqueued like `run`; idempotent. 0 = ok, else an error code with *error set. */
+  int (*run)(void* state, const attn_backward_args* args, const char** error);
+  /* Optional (NULL = 0): scratch bytes passed as args->workspace. */
+  size_t (*workspace_bytes)(void* state);
+} attn_kernel_backward;
+
 typedef struct {
   uint32_t abi_version; /* ATTNSCOPE_PLUGIN_ABI_VERSION */
   const char* name;     /* the plug-in's name, for listings */
   int32_t n_kernels;
   const attn_kernel* kernels;
+  /* Version 2, optional: NULL, or n_kernels backward entries, one per kernel in the same order. */
+  const attn_kernel_backward* backward;
 } attn_plugin;
 
 /* The entry point every plug-in exports. */

@@ -21,6 +21,7 @@ attn_problem to_abi(const Problem& p) {
   bshd(a.k_strides, p.seq_kv, p.heads_kv, p.head_dim);
   bshd(a.v_strides, p.seq_kv, p.heads_kv, p.head_dim_v);
   bshd(a.o_strides, p.seq_q, p.heads_q, p.head_dim_v);
+  a.pass = p.pass == Pass::bwd ? ATTN_PASS_BWD : p.pass == Pass::fwd_bwd ? ATTN_PASS_FWD_BWD : ATTN_PASS_FWD;
   return a;
 }
 

@@ -32,9 +32,16 @@ std::vector<attn_knob> knobs_to_abi(const attn_kernel& k, const Knobs& knobs) {
   return out;
 }
 
+// The backward entry of kernel `i` of a table, or null (version 1 tables have none).
+const attn_kernel_backward* backward_of(const attn_plugin& t, int32_t i) {
+  if (t.abi_version < 2 || !t.backward || !t.backward[i].run) return nullptr;
+  return &t.backward[i];
+}
+
 class PluginKernel final : public PreparedKernel {
  public:
-  PluginKernel(const attn_kernel& k, void* state) : m_k(k), m_state(state) {}
+  PluginKernel(const attn_kernel& k, const attn_kernel_backward* backward, void* state)
+      : m_k(k), m_backward(backward), m_state(state) {}
   ~PluginKernel() override {
     if (m_k.destroy) m_k.destroy(m_state);
   }
@@ -51,13 +58,26 @@ class PluginKernel final : public PreparedKernel {
       throw KernelError(std::string(m_k.id) + ": run returned " + std::to_string(code) + ": " +
                         (error ? error : "(no message)"));
   }
+  std::size_t backward_workspace_bytes() const override {
+    return m_backward && m_backward->workspace_bytes ? m_backward->workspace_bytes(m_state) : 0;
+  }
+  void run_backward(const BackwardArgs& a) override {
+    if (!m_backward) throw KernelError(std::string(m_k.id) + " has no backward");
+    const attn_backward_args args{
+        a.q, a.k, a.v, a.o, a.d_o, a.lse, a.dq, a.dk, a.dv, a.workspace, a.workspace_bytes, a.stream};
+    const char* error = nullptr;
+    if (const int code = m_backward->run(m_state, &args, &error); code != 0)
+      throw KernelError(std::string(m_k.id) + ": backward run returned " + std::to_string(code) + ": " +
+                        (error ? error : "(no message)"));
+  }
 
  private:
   const attn_kernel& m_k;
+  const attn_kernel_backward* m_backward;
   void* m_state;
 };
 
-KernelSpec spec_of(const attn_kernel& k) {
+KernelSpec spec_of(const attn_kernel& k, const attn_kernel_backward* backward) {
   KernelSpec s;
   s.id = k.id;
   s.description = k.description;
@@ -76,7 +96,7 @@ KernelSpec spec_of(const attn_kernel& k) {
     const char* why = kp->why_not(&a, kn.data(), static_cast<int32_t>(kn.size()));
     return why ? std::string(why) : std::string();
   };
-  s.prepare = [kp](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
+  s.prepare = [kp, backward](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
     const attn_problem a = to_abi(p);
     const std::vector<attn_knob> kn = knobs_to_abi(*kp, knobs);
     void* state = nullptr;
@@ -85,8 +105,17 @@ KernelSpec spec_of(const attn_kernel& k) {
         code != 0)
       throw KernelError(std::string(kp->id) + ": prepare returned " + std::to_string(code) + ": " +
                         (error ? error : "(no message)"));
-    return std::make_unique<PluginKernel>(*kp, state);
+    return std::make_unique<PluginKernel>(*kp, backward, state);
   };
+  if (backward) {
+    s.backward_why_not = [kp, backward](const Problem& p, const Knobs& knobs) -> std::string {
+      if (!backward->why_not) return {};
+      const attn_problem a = to_abi(p);
+      const std::vector<attn_knob> kn = knobs_to_abi(*kp, knobs);
+      const char* why = backward->why_not(&a, kn.data(), static_cast<int32_t>(kn.size()));
+      return why ? std::string(why) : std::string();
+    };
+  }
   if (k.stated_rel_l2 > 0) {
     const double rel = k.stated_rel_l2;
     s.stated_bound = [rel](const Problem&) { return StatedBound{rel, 8 * rel, "stated by the plug-in"}; };
@@ -113,8 +142,9 @@ bool owned_by(const PluginInfo* previous, const std::string& id) {
 // `previous`: the earlier version of the same watched file, whose ids this one may take over.
 void check_table(const std::string& path, const attn_plugin& t, const PluginInfo* previous) {
   auto fail = [&](const std::string& what) { throw PluginError(path + ": " + what); };
-  if (t.abi_version != ATTNSCOPE_PLUGIN_ABI_VERSION)
-    fail("attn_plugin.abi_version is " + std::to_string(t.abi_version) + "; this attnscope reads version " +
+  if (t.abi_version < ATTNSCOPE_PLUGIN_ABI_MIN_VERSION || t.abi_version > ATTNSCOPE_PLUGIN_ABI_VERSION)
+    fail("attn_plugin.abi_version is " + std::to_string(t.abi_version) + "; this attnscope reads versions " +
+         std::to_string(ATTNSCOPE_PLUGIN_ABI_MIN_VERSION) + " to " +
          std::to_string(ATTNSCOPE_PLUGIN_ABI_VERSION) +
          " (include/attnscope/plugin.h): rebuild the plug-in against it");
   if (t.n_kernels < 1 || !t.kernels)
@@ -143,6 +173,9 @@ void check_table(const std::string& path, const attn_plugin& t, const PluginInfo
       if (!ks.name || ks.n_values < 1 || !ks.values)
         fail(where + ".knobs[" + std::to_string(j) + "]: expected a name and at least one value");
     }
+    if (t.abi_version >= 2 && t.backward && t.backward[i].run && !k.writes_lse)
+      fail(where + ": backward[" + std::to_string(i) +
+           "].run is set but writes_lse is 0; the backward reads the forward's LSE");
     if ((find_kernel(id) && !owned_by(previous, id)) || std::find(ids.begin(), ids.end(), id) != ids.end()) {
       const PluginInfo* owner = plugin_of(id);
       fail(where + ".id: kernel '" + id + "' is already registered" +
@@ -216,7 +249,7 @@ PluginInfo load_one(const std::string& path, const PluginInfo* previous, std::ve
   info.sha256 = sha256_file(path);
   info.name = table->name ? table->name : std::filesystem::path(path).filename().string();
   for (int32_t i = 0; i < table->n_kernels; ++i) {
-    specs.push_back(spec_of(table->kernels[i]));
+    specs.push_back(spec_of(table->kernels[i], backward_of(*table, i)));
     info.kernels.push_back(table->kernels[i].id);
   }
   return info;

@@ -65,6 +65,42 @@ TEST(Plugins, TheCExamplePluginRunsBesideCpuReferenceInWorkersAndIsRecorded) {
   EXPECT_NE(report.find("example.naive_c"), std::string::npos);
 }
 
+// Issue 20, ABI version 2: the C example declares a backward; its bwd and fwd+bwd cases run in
+// workers and their gradients pass the check against cpu.reference's exact backward, over GQA,
+// Sq != Sk, causal and a window. A version 1 table (no backward) still loads, and its kernel's bwd
+// cases are skipped with the reason.
+TEST(Plugins, APluginDeclaresABackwardAndAVersion1TableStillLoads) {
+  const std::string lib = test::example_plugin();
+  const fs::path out = fresh_dir("backward");
+  const CliOutcome o = run_cli(
+      "run --backend cpu --kernels example.naive_c,cpu.reference,test.versioned --batch 2 --heads 4 "
+      "--heads-kv 2 --seq-q 40 --seq-kv 56 --head-dim 16 --head-dim-v 24 --dtype fp32 --causal 0,1 "
+      "--window 'none;8,2' --max-time-s 0.02 --warmup-ms 1 --pass bwd,fwd+bwd --plugin " +
+      lib + " --plugin " + test::test_plugin("versioned_v1") + " --out " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const LoadedRun run = read_results(out / "results.jsonl");
+  ASSERT_EQ(run.cases.size(), 24u);  // 3 kernels x 2 masks x 2 windows x 2 passes
+  int plugin_cases = 0;
+  for (const CaseResult& c : run.cases) {
+    ASSERT_TRUE(has_backward(c.problem.pass));
+    if (c.kernel == "test.versioned") {
+      EXPECT_EQ(c.status, Status::skipped);
+      EXPECT_EQ(c.reason, "test.versioned has no backward pass (pass = " +
+                              std::string(to_string(c.problem.pass)) + "); run it with pass = fwd");
+      continue;
+    }
+    ASSERT_EQ(c.status, Status::ok) << c.kernel << " " << c.reason;
+    ASSERT_TRUE(c.grad_dq && c.grad_dk && c.grad_dv) << c.kernel;
+    EXPECT_TRUE(c.grad_dq->pass && c.grad_dk->pass && c.grad_dv->pass) << c.kernel;
+    if (c.kernel == "example.naive_c") {
+      ++plugin_cases;
+      EXPECT_LT(c.grad_dk->rel_l2, 1e-5);
+      EXPECT_LT(c.grad_dq->rel_l2, 1e-5);
+    }
+  }
+  EXPECT_EQ(plugin_cases, 8);
+}
+
 TEST(Plugins, KernelsListsThePluginKernelWithItsLibraryAndTheEnvironmentVariableLoadsIt) {
   const std::string lib = test::example_plugin();
   const CliOutcome o = run_cli("kernels --plugin " + lib);
@@ -83,10 +119,11 @@ TEST(Plugins, EachBadLibraryExits2NamingTheLibraryTheFieldAndWhatWasExpected) {
     const char* name;
     const char* says;
   };
-  for (const Bad& b : {Bad{"bad_abi", "abi_version is 99; this attnscope reads version 1"},
+  for (const Bad& b : {Bad{"bad_abi", "abi_version is 99; this attnscope reads versions 1 to 2"},
                        Bad{"no_entry", "no symbol 'attnscope_plugin'"},
                        Bad{"dup_id", "kernel 'cpu.reference' is already registered (a built-in kernel)"},
-                       Bad{"null_run", ".run is NULL; expected a function"}}) {
+                       Bad{"null_run", ".run is NULL; expected a function"},
+                       Bad{"bwd_no_lse", "backward[0].run is set but writes_lse is 0"}}) {
     SCOPED_TRACE(b.name);
     const std::string lib = test::test_plugin(b.name);
     ASSERT_TRUE(fs::exists(lib)) << lib;

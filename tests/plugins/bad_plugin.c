@@ -1,6 +1,6 @@
 /* Plug-ins that must be refused, one per build flag (tests/app/test_plugins.cpp): BAD_ABI (another
  * ABI version), NO_ENTRY (no attnscope_plugin symbol), DUP_ID (an id a built-in kernel has),
- * NULL_RUN (a required function left NULL). CRASH builds a valid plug-in whose run kills its process
+ * NULL_RUN (a required function left NULL), BWD_NO_LSE (a backward whose forward writes no LSE). CRASH builds a valid plug-in whose run kills its process
  * (SIGSEGV), which must cost its cases (`fault`) and nothing else. */
 #include <signal.h>
 #include <stddef.h>
@@ -41,7 +41,17 @@ static void destroy(void* state) { (void)state; }
 
 static const attn_kernel kKernels[] = {{KERNEL_ID, "a plug-in attnscope must refuse", ATTN_BACKEND_CPU, NULL,
                                         0, 0, NULL, prepare, RUN_FN, destroy, NULL, 0}};
-static const attn_plugin kPlugin = {ABI, "bad", 1, kKernels};
+#if defined(BWD_NO_LSE)
+static int run_backward(void* state, const attn_backward_args* a, const char** error) {
+  (void)state, (void)a, (void)error;
+  return 0;
+}
+static const attn_kernel_backward kBackward[] = {{NULL, run_backward, NULL}};
+#define BACKWARD kBackward
+#else
+#define BACKWARD NULL
+#endif
+static const attn_plugin kPlugin = {ABI, "bad", 1, kKernels, BACKWARD};
 
 #if !defined(NO_ENTRY)
 const attn_plugin* attnscope_plugin(void) { return &kPlugin; }

@@ -26,7 +26,8 @@ void destroy(void*) {}
 
 const attn_kernel kKernels[] = {{"bad.oob", "writes 2 TiB past O", ATTN_BACKEND_CUDA, nullptr, 0, 0, why_not,
                                  prepare, run, destroy, nullptr, 0.0}};
-const attn_plugin kPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "out-of-bounds test plug-in", 1, kKernels};
+const attn_plugin kPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "out-of-bounds test plug-in", 1, kKernels,
+                             nullptr};
 
 }  // namespace
 

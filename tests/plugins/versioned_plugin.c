@@ -33,6 +33,7 @@ static const attn_kernel kVersioned[] = {{
     .destroy = destroy,
 }};
 
-static const attn_plugin kVersionedPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "hot-reload test", 1, kVersioned};
+/* A version 1 table (no backward): the loader still reads that layout. */
+static const attn_plugin kVersionedPlugin = {1u, "hot-reload test", 1, kVersioned};
 
 const attn_plugin* attnscope_plugin(void) { return &kVersionedPlugin; }
