@@ -162,7 +162,8 @@ static const attn_kernel kKernels[] = {{
 }};
 
 /* One entry per kernel, in order; why_not NULL: the backward takes what the forward takes. */
-static const attn_kernel_backward kBackward[] = {{.why_not = NULL, .run = run_backward, .workspace_bytes = NULL}};
+static const attn_kernel_backward kBackward[] = {
+    {.why_not = NULL, .run = run_backward, .workspace_bytes = NULL}};
 
 static const attn_plugin kPlugin = {ATTNSCOPE_PLUGIN_ABI_VERSION, "attnscope example (C, CPU)", 1, kKernels,
                                     kBackward};

@@ -1,5 +1,6 @@
-/* attnscope plug-in ABI, version 2 (version 1 libraries still load): a shared library that brings attention kernels into attnscope's
- * sweeps (the same check, timing, metrics, isolation and reports as the built-in kernels).
+/* attnscope plug-in ABI, version 2 (version 1 libraries still load): a shared library that brings
+ * attention kernels into attnscope's sweeps (the same check, timing, metrics, isolation and reports
+ * as the built-in kernels).
  *
  * A plug-in exports one C function, `attnscope_plugin`, returning a table of kernels that lives as
  * long as the library is loaded. Plain C: usable from C, C++ and CUDA. Field-by-field reference and

@@ -1,7 +1,8 @@
 /* Plug-ins that must be refused, one per build flag (tests/app/test_plugins.cpp): BAD_ABI (another
  * ABI version), NO_ENTRY (no attnscope_plugin symbol), DUP_ID (an id a built-in kernel has),
- * NULL_RUN (a required function left NULL), BWD_NO_LSE (a backward whose forward writes no LSE). CRASH builds a valid plug-in whose run kills its process
- * (SIGSEGV), which must cost its cases (`fault`) and nothing else. */
+ * NULL_RUN (a required function left NULL), BWD_NO_LSE (a backward whose forward writes no LSE). CRASH builds
+ * a valid plug-in whose run kills its process (SIGSEGV), which must cost its cases (`fault`) and nothing
+ * else. */
 #include <signal.h>
 #include <stddef.h>
 
