@@ -31,7 +31,7 @@ struct PlotSpec {
 };
 
 // The x / group-by axes: batch, tokens, heads, heads_kv, hidden, seq, seq_q, seq_kv, head_dim,
-// head_dim_v, dtype, causal, window, mask, knobs. dtype, causal, window, mask and knobs are
+// head_dim_v, dtype, causal, window, mask, pass, knobs. dtype, causal, window, mask, pass and knobs are
 // categorical (x only with --kind bars).
 const std::vector<std::string>& plot_axes();
 

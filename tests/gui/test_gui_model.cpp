@@ -54,6 +54,27 @@ TEST(GuiForm, WorkerListDevicesAndShardBecomeRunFlags) {
   EXPECT_EQ(back.shard, f.shard);
 }
 
+// Issue 20: the pass is a form field like any axis: it plans fwd/bwd cases, names --pass in the
+// command to copy, persists, and a bad value names the flag and what is allowed.
+TEST(GuiForm, ThePassFieldPlansBackwardCases) {
+  SweepForm f;
+  f.preset = "cpu-quick";
+  f.pass = "fwd,bwd";
+  const SweepSpec spec = form_spec(f, kPresets);
+  for (const SweepGroup& g : spec.groups) EXPECT_EQ(g.pass, (std::vector<Pass>{Pass::fwd, Pass::bwd}));
+  EXPECT_EQ(command_line(f), "attnscope run --preset cpu-quick --pass fwd,bwd");
+  EXPECT_EQ(form_from_json(form_to_json(f)).pass, "fwd,bwd");
+  f.pass = "fwd,sideways";
+  try {
+    form_spec(f, kPresets);
+    FAIL() << "expected SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("--pass 'fwd,sideways': 'sideways' is not a pass"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(GuiForm, BadFieldNamesTheFlag) {
   SweepForm f;
   f.preset = "cpu-quick";

@@ -55,6 +55,36 @@ TEST(PlotBuild, OneSeriesPerKernelAndMaskSortedByX) {
   EXPECT_EQ(p.notes[0], "1 cases not ok are not plotted (1 skipped)");
 }
 
+// Issue 20: a run with several passes plots each pass as its own series of each kernel, named by
+// the pass; a run of the forward alone names no pass; `pass` is an axis to facet or group by.
+TEST(PlotBuild, PassesAreSeriesOfTheirOwn) {
+  LoadedRun run;
+  run.run.backend = "cpu";
+  for (const Pass pass : {Pass::fwd, Pass::bwd})
+    for (const std::int64_t seq : {128, 256}) {
+      Problem p = test::small_problem(seq, true);
+      p.pass = pass;
+      CaseResult c = test::ok_case("cpu.flash", p, pass == Pass::fwd ? 1.0 : 2.0, 1e-6);
+      c.case_id += std::string("/") + std::string(to_string(pass));
+      run.cases.push_back(c);
+    }
+  PlotSpec spec;
+  spec.x = "seq";
+  spec.y = "tflops";
+  Plot p = build_plot({run}, spec);
+  EXPECT_EQ(labels(p), (std::vector<std::string>{"cpu.flash bwd", "cpu.flash fwd"}));
+  for (const Series& s : p.series) EXPECT_EQ(s.x, (std::vector<double>{128, 256}));
+  // bwd: 2.5x the forward's FLOPs in twice the time.
+  EXPECT_NEAR(p.series[0].y[0], 1.25 * p.series[1].y[0], 1e-9 * p.series[0].y[0]);
+  spec.group_by = {"pass"};
+  EXPECT_EQ(build_plot({run}, spec).series.size(), 2u);
+  run.cases.resize(2);  // the forward alone: one series, no pass in its name or the subtitle
+  spec.group_by.clear();
+  p = build_plot({run}, spec);
+  EXPECT_EQ(labels(p), (std::vector<std::string>{"cpu.flash"}));
+  EXPECT_EQ(p.subtitle.find("fwd"), std::string::npos) << p.subtitle;
+}
+
 TEST(PlotBuild, SpeedupAgainstTheBaselineOnTheSameProblem) {
   const auto runs = fixture_runs();
   PlotSpec spec;
