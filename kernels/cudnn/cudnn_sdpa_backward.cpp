@@ -12,9 +12,11 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernels/api/launch_checks.hpp"
+#include "kernels/cudnn/cudnn_sdpa_rows.hpp"
 #include "kernels/cudnn/sdpa_graph.hpp"
 
 namespace attn {
@@ -46,6 +48,9 @@ enum : std::int64_t {
   kUidNegInfRight,
   kUidLeftBound,
   kUidNegInfLeft,
+  kUidSeqLenQ,
+  kUidSeqLenKv,
+  kUidNegInfPadding,
   kFirstVirtual = 100,
 };
 
@@ -66,11 +71,6 @@ std::string cudnn_sdpa_backward_why_not(const Problem& p) {
     return "mask " + p.mask_label() + " with seq_q = " + std::to_string(p.seq_q) +
            " > seq_kv = " + std::to_string(p.seq_kv) + ": " + std::to_string(m.skipped) +
            " leading rows see no key; the backward does not cut them off yet (the forward does)";
-  if (version <= 91500 && p.seq_kv % 128 != 0)
-    return "seq_kv = " + std::to_string(p.seq_kv) + " on cuDNN " + cudnn::version_text(version) +
-           ": its SDPA backward needs seq_kv to be a multiple of 128 unless a padding mask is added "
-           "(cudnn-frontend's "
-           "workaround up to 9.15.0), which this graph does not build yet";
   return {};
 }
 
@@ -81,10 +81,17 @@ struct CudnnSdpaBackward::Graph {
   cudnn::GraphBuilder g{kFirstVirtual};
   cudnn::MaskScalars scalars{kUidSeqKv,       kUidSeqQ,      kUidRightShift,
                              kUidNegInfRight, kUidLeftBound, kUidNegInfLeft};
-  float one_value = 1.0f;  // by value: D is scaled by 1 (no dropout), as the frontend builds it
+  float one_value = 1.0f;
+  // cuDNN up to 9.15.0 computes a wrong backward when seq_kv is not a multiple of 128 unless the graph
+  // has a padding mask (cudnn-frontend turns one on by itself there): per-batch sequence lengths as
+  // int32 device tensors in our workspace, the mask on the scores and GEMM size overrides.
+  bool padding = false;
+  float neg_inf = -std::numeric_limits<float>::infinity();
+  std::size_t seq_lens_offset = 0;  // by value: D is scaled by 1 (no dropout), as the frontend builds it
   std::size_t row_sums_offset = 0, plan_offset = 0, bytes = 0;
 
   explicit Graph(const Problem& problem) : p(problem), mask(cudnn::plan_mask(problem)) {
+    padding = cudnnGetVersion() <= 91500 && p.seq_kv % 128 != 0;
     handle = cudnn::thread_handle();
     build();
     g.build_plan(handle->get(), "cudnn.sdpa (backward)");
@@ -92,7 +99,9 @@ struct CudnnSdpaBackward::Graph {
         static_cast<std::size_t>(p.batch * p.heads_q * p.seq_q * p.head_dim) * sizeof(float);
     const std::size_t sums = static_cast<std::size_t>(p.batch * p.heads_q * p.seq_q) * sizeof(float);
     row_sums_offset = align_up(accum);
-    plan_offset = align_up(row_sums_offset + sums);
+    seq_lens_offset = align_up(row_sums_offset + sums);
+    const std::size_t seq_lens = padding ? 2 * static_cast<std::size_t>(p.batch) * sizeof(std::int32_t) : 0;
+    plan_offset = align_up(seq_lens_offset + seq_lens);
     bytes = plan_offset + static_cast<std::size_t>(g.plan_workspace());
   }
 
@@ -126,6 +135,13 @@ struct CudnnSdpaBackward::Graph {
         g.tensor("dQ accumulator", f32, dq_dims, cudnn::packed_strides(dq_dims), kUidDqAccum, Kind::real);
     const Descriptor& scale = g.scalar("scale", f32, kUidScale);
     const Descriptor& one = g.scalar("one", f32, kUidOne);
+    const Descriptor* len_q = nullptr;
+    const Descriptor* len_kv = nullptr;
+    if (padding) {
+      len_q = &g.tensor("seq_len_q", CUDNN_DATA_INT32, {b, 1, 1, 1}, {1, 1, 1, 1}, kUidSeqLenQ, Kind::real);
+      len_kv =
+          &g.tensor("seq_len_kv", CUDNN_DATA_INT32, {b, 1, 1, 1}, {1, 1, 1, 1}, kUidSeqLenKv, Kind::real);
+    }
 
     // D = sum over Dv of dO * O.
     const Descriptor& do_o = g.virt("dO * O", f32, o_dims);
@@ -137,12 +153,14 @@ struct CudnnSdpaBackward::Graph {
     // P = exp(Q K^T * scale - Stats), masked.
     const std::vector<std::int64_t> score_dims{b, hq, sq, skv};
     const Descriptor& s = g.virt("S = Q K^T", f32, score_dims);
-    g.matmul("Q K^T", q, kt, s);
+    g.matmul("Q K^T", q, kt, s, len_q, len_kv);
     const Descriptor& s_scaled = g.virt("S * scale", f32, score_dims);
     g.pointwise("attn scale", CUDNN_POINTWISE_MUL, f32, s, &scale, nullptr, s_scaled);
     const Descriptor& s_centred = g.virt("S - Stats", f32, score_dims);
     g.pointwise("sub stats", CUDNN_POINTWISE_SUB, f32, s_scaled, &stats, nullptr, s_centred);
-    const Descriptor& s_masked = g.band_mask(s_centred, score_dims, mask, sq, skv, scalars);
+    const Descriptor* s_padded = &s_centred;
+    if (padding) s_padded = &g.padding_mask(s_centred, score_dims, *len_q, *len_kv, kUidNegInfPadding);
+    const Descriptor& s_masked = g.band_mask(*s_padded, score_dims, mask, sq, skv, scalars);
     const Descriptor& prob = g.virt("P", f32, score_dims);
     g.pointwise("exp", CUDNN_POINTWISE_EXP, f32, s_masked, nullptr, nullptr, prob);
 
@@ -155,15 +173,15 @@ struct CudnnSdpaBackward::Graph {
     g.reshape("reshape P", prob, prob_t);
     if (grouped) {
       const Descriptor& dv_full = g.virt("dV per query head", io, {b, hq, skv, dv});
-      g.matmul("P^T dO", prob_t, d_o, dv_full);
+      g.matmul("P^T dO", prob_t, d_o, dv_full, len_kv, nullptr, len_q);
       g.reduction("reduce dV heads", CUDNN_REDUCE_TENSOR_ADD, dv_full, dv_t);
     } else {
-      g.matmul("P^T dO", prob_t, d_o, dv_t);
+      g.matmul("P^T dO", prob_t, d_o, dv_t, len_kv, nullptr, len_q);
     }
 
     // dS = P * (dO V^T - D) * scale.
     const Descriptor& dp = g.virt("dP = dO V^T", f32, score_dims);
-    g.matmul("dO V^T", d_o, vt, dp);
+    g.matmul("dO V^T", d_o, vt, dp, len_q, len_kv);
     const Descriptor& dp_centred = g.virt("dP - D", f32, score_dims);
     g.pointwise("sub D", CUDNN_POINTWISE_SUB, f32, dp, &row_sums, nullptr, dp_centred);
     const Descriptor& ds_unscaled = g.virt("P * (dP - D)", f32, score_dims);
@@ -176,16 +194,16 @@ struct CudnnSdpaBackward::Graph {
     g.reshape("reshape dS", ds, ds_t);
     if (grouped) {
       const Descriptor& dk_full = g.virt("dK per query head", io, {b, hq, skv, d});
-      g.matmul("dS^T Q", ds_t, q, dk_full);
+      g.matmul("dS^T Q", ds_t, q, dk_full, len_kv, nullptr, len_q);
       g.reduction("reduce dK heads", CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
     } else {
-      g.matmul("dS^T Q", ds_t, q, dk);
+      g.matmul("dS^T Q", ds_t, q, dk, len_kv, nullptr, len_q);
     }
 
     // dQ = dS K through the fp32 accumulator.
     const Descriptor& k = g.virt_strided("K", io, {b, hkv, skv, d}, {skv * hkv * d, d, hkv * d, 1});
     g.reshape("reshape K", kt, k);
-    g.matmul("dS K", ds, k, dq_accum);
+    g.matmul("dS K", ds, k, dq_accum, len_q, nullptr, len_kv);
     g.pointwise("dQ from accumulator", CUDNN_POINTWISE_IDENTITY, f32, dq_accum, nullptr, nullptr, dq);
   }
 };
@@ -205,8 +223,8 @@ void CudnnSdpaBackward::run(const BackwardArgs& a) {
   cudnn::check(cudnnSetStream(gr.handle->get(), static_cast<cudaStream_t>(a.stream)), "cudnnSetStream");
   char* ws = static_cast<char*>(a.workspace);
   float scale = a.scale;
-  std::array<std::int64_t, 19> uids{};
-  std::array<void*, 19> ptrs{};
+  std::array<std::int64_t, 22> uids{};
+  std::array<void*, 22> ptrs{};
   std::size_t n = 0;
   auto add = [&](std::int64_t uid, const void* ptr) {
     uids[n] = uid;
@@ -227,6 +245,15 @@ void CudnnSdpaBackward::run(const BackwardArgs& a) {
   add(kUidScale, &scale);
   add(kUidOne, &gr.one_value);
   cudnn::add_mask_scalars(gr.mask, gr.scalars, add);
+  if (gr.padding) {
+    // Written on every run (the workspace is the caller's), as the frontend copies them per execute.
+    auto* lens = reinterpret_cast<std::int32_t*>(ws + gr.seq_lens_offset);
+    cudnn::launch_fill_int32(lens, static_cast<std::int32_t>(gr.p.seq_q), gr.p.batch, a.stream);
+    cudnn::launch_fill_int32(lens + gr.p.batch, static_cast<std::int32_t>(gr.p.seq_kv), gr.p.batch, a.stream);
+    add(kUidSeqLenQ, lens);
+    add(kUidSeqLenKv, lens + gr.p.batch);
+    add(kUidNegInfPadding, &gr.neg_inf);
+  }
   gr.g.execute(gr.handle->get(), std::span(uids.data(), n), std::span(ptrs.data(), n), ws + gr.plan_offset);
 }
 

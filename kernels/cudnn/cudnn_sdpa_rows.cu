@@ -23,7 +23,24 @@ __global__ void scatter_lse_kernel(float* lse, const float* stats, std::int64_t 
   }
 }
 
+__global__ void fill_int32_kernel(std::int32_t* dst, std::int32_t value, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = value;
+}
+
 }  // namespace
+
+void launch_fill_int32(std::int32_t* dst, std::int32_t value, std::int64_t n, void* stream) {
+  if (n == 0) return;
+  const std::int64_t want = (n + 255) / 256;
+  fill_int32_kernel<<<static_cast<unsigned>(want < 1024 ? want : 1024), 256, 0,
+                      static_cast<cudaStream_t>(stream)>>>(dst, value, n);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess)
+    throw KernelError(std::string("cudnn.sdpa: sequence length fill failed: ") + cudaGetErrorName(err) +
+                      ": " + cudaGetErrorString(err));
+}
 
 void launch_scatter_lse(float* lse, const float* stats, std::int64_t bh, std::int64_t seq_q,
                         std::int64_t skipped, void* stream) {

@@ -1,5 +1,6 @@
-// Host entry for the one small device kernel cudnn.sdpa needs: it scatters the LSE of the query
-// rows cuDNN computed and writes -inf for the leading rows that see no key at all.
+// Host entries for the small device kernels cudnn.sdpa needs: the LSE scatter of the query rows
+// cuDNN computed (-inf for the leading rows that see no key at all), and the fill of the sequence
+// length tensors its backward's padding mask reads.
 #pragma once
 #include <cstdint>
 
@@ -10,5 +11,8 @@ namespace attn::cudnn {
 // Enqueued on `stream` (a cudaStream_t); throws attn::KernelError on a launch failure.
 void launch_scatter_lse(float* lse, const float* stats, std::int64_t bh, std::int64_t seq_q,
                         std::int64_t skipped, void* stream);
+
+// dst[0..n) = value, enqueued on `stream`; throws attn::KernelError on a launch failure.
+void launch_fill_int32(std::int32_t* dst, std::int32_t value, std::int64_t n, void* stream);
 
 }  // namespace attn::cudnn

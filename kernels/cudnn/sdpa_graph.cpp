@@ -70,7 +70,8 @@ void GraphBuilder::add_op(Descriptor& op) {
 }
 
 void GraphBuilder::matmul(const std::string& name, const Descriptor& a, const Descriptor& b,
-                          const Descriptor& c) {
+                          const Descriptor& c, const Descriptor* m, const Descriptor* n,
+                          const Descriptor* k) {
   Descriptor& mm = m_descs.emplace_back(CUDNN_BACKEND_MATMUL_DESCRIPTOR, name + " matmul");
   mm.set_dtype(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT);
   mm.finalize();
@@ -79,7 +80,33 @@ void GraphBuilder::matmul(const std::string& name, const Descriptor& a, const De
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
+  if (m) op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, *m);
+  if (n) op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, *n);
+  if (k) op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, *k);
   add_op(op);
+}
+
+const Descriptor& GraphBuilder::padding_mask(const Descriptor& scores, const std::vector<std::int64_t>& dims,
+                                             const Descriptor& seq_len_q, const Descriptor& seq_len_kv,
+                                             std::int64_t neg_inf_uid) {
+  const Descriptor& row = virt("row index (padding)", CUDNN_DATA_INT32, dims);
+  pointwise("gen row index (padding)", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, scores, nullptr, nullptr,
+            row, 2);
+  const Descriptor& col = virt("col index (padding)", CUDNN_DATA_INT32, dims);
+  pointwise("gen col index (padding)", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, scores, nullptr, nullptr,
+            col, 3);
+  const Descriptor& row_in = virt("row < seq_len_q", CUDNN_DATA_BOOLEAN, dims);
+  pointwise("row < seq_len_q", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, row, &seq_len_q, nullptr, row_in);
+  const Descriptor& col_in = virt("col < seq_len_kv", CUDNN_DATA_BOOLEAN, dims);
+  pointwise("col < seq_len_kv", CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, col, &seq_len_kv, nullptr,
+            col_in);
+  const Descriptor& keep = virt("padding keep", CUDNN_DATA_BOOLEAN, dims);
+  pointwise("row and col in", CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN, row_in, &col_in, nullptr,
+            keep);
+  const Descriptor& neg_inf = scalar("-inf (padding)", CUDNN_DATA_FLOAT, neg_inf_uid);
+  const Descriptor& out = virt("S padding-masked", CUDNN_DATA_FLOAT, dims);
+  pointwise("padding select", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, scores, &neg_inf, &keep, out);
+  return out;
 }
 
 void GraphBuilder::pointwise(const std::string& name, cudnnPointwiseMode_t mode, cudnnDataType_t prec,

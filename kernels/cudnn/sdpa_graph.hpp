@@ -86,7 +86,9 @@ class GraphBuilder {
   // A [1,1,1,1] scalar passed by value: the variant pack carries a host pointer to it.
   const Descriptor& scalar(const std::string& name, cudnnDataType_t dt, std::int64_t uid);
 
-  void matmul(const std::string& name, const Descriptor& a, const Descriptor& b, const Descriptor& c);
+  // C = A B; m, n, k (optional) are the per-batch GEMM size override tensors of a padded graph.
+  void matmul(const std::string& name, const Descriptor& a, const Descriptor& b, const Descriptor& c,
+              const Descriptor* m = nullptr, const Descriptor* n = nullptr, const Descriptor* k = nullptr);
   // y = mode(x[, b][, t]); for BINARY_SELECT y = t ? x : b. axis >= 0 only for GEN_INDEX.
   void pointwise(const std::string& name, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
                  const Descriptor& x, const Descriptor* b, const Descriptor* t, const Descriptor& y,
@@ -100,6 +102,12 @@ class GraphBuilder {
   // -inf. Fills the scalars' values in `s` from `m` and the problem's lengths.
   const Descriptor& band_mask(const Descriptor& scores, const std::vector<std::int64_t>& dims,
                               const MaskPlan& m, std::int64_t seq_q, std::int64_t seq_kv, MaskScalars& s);
+
+  // cudnn-frontend's padding mask: keeps S where row < seq_len_q and col < seq_len_kv (int32
+  // [B,1,1,1] device tensors), -inf (the by-value scalar `neg_inf_uid`) elsewhere.
+  const Descriptor& padding_mask(const Descriptor& scores, const std::vector<std::int64_t>& dims,
+                                 const Descriptor& seq_len_q, const Descriptor& seq_len_kv,
+                                 std::int64_t neg_inf_uid);
 
   // Finalizes the operation graph and the first execution plan an engine accepts (heuristics mode A,
   // then fallback); Unsupported naming the last refusal when none does.

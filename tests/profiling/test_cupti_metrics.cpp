@@ -209,6 +209,13 @@ TEST(NcuCommand, EscapesTheRangeAndReproducesTheCase) {
       "--seq-kv=2048 --head-dim=128 --head-dim-v=128 --dtype=bf16 --causal=1 --window=256,0 "
       "--max-time-s=0.05 "
       "--l2=cold --seed=42 --out=/tmp/attnscope-ncu --force --quiet");
+  // A backward case: its range ends in /bwd and the command runs that pass.
+  p.pass = Pass::bwd;
+  const std::string bwd =
+      ncu_command_for("/opt/attnscope", "cudnn.sdpa", p, proto, {"gpu__time_duration.sum"},
+                      "cudnn.sdpa/2x16x1024x128/bf16/causal+win256,0/bwd");
+  EXPECT_NE(bwd.find("causal\\+win256\\,0\\/bwd/metrics]"), std::string::npos) << bwd;
+  EXPECT_NE(bwd.find("--window=256,0 --pass=bwd --max-time-s=0.05"), std::string::npos) << bwd;
 }
 
 #if ATTNSCOPE_HAS_CUDA
