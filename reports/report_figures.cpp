@@ -199,7 +199,8 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
       spec.baseline = o.baseline;
       spec.kind = w.kind;
       spec.log_x = log_x && w.kind == plot::PlotKind::line;
-      spec.group_by = {"dtype"};  // the panel fixes the rest; kernels always split series
+      // The panel fixes the rest; kernels always split series, and so do passes (never the best of both).
+      spec.group_by = {"dtype", "pass"};
       spec.title =
           fmt::format("{}: {} vs {}, {}", gpu_name(run),
                       std::string(w.y) == "speedup" ? "speedup over " + o.baseline : std::string(w.what),

@@ -40,7 +40,9 @@ std::string rate(const CaseResult* c) {
 }
 
 std::string peak(const CaseResult* c) {
-  return c && c->device_bytes_peak ? mib(*c->device_bytes_peak) : std::string("-");
+  if (!c || !c->device_bytes_peak) return "-";
+  const std::int64_t bytes = *c->device_bytes_peak;
+  return bytes >= (std::int64_t{1} << 30) ? gib(bytes) : mib(bytes);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "reports/report_figures.hpp"
 #include "tests/reports/sample_results.hpp"
@@ -63,6 +65,33 @@ TEST_F(ReportFigures, HeadDimSweepIsOnePanel) {
             split.end());
   EXPECT_NE(std::find(split.begin(), split.end(), "figures/tflops_vs_head_dim_fp32_full_Dv_256.png"),
             split.end());
+}
+
+// A run with several passes draws each pass as its own series (never the best of them at one x).
+TEST_F(ReportFigures, PassesAreSeparateSeries) {
+  ResultSet set;
+  ResultSource src;
+  src.run = test::full_run();
+  set.sources.push_back(src);
+  for (const Pass pass : {Pass::fwd, Pass::bwd})
+    for (const std::int64_t seq : {256, 512}) {
+      Problem p = test::small_problem(seq, false);
+      p.pass = pass;
+      CaseResult c = test::ok_case("cudnn.sdpa", p, pass == Pass::fwd ? 1.0 : 3.0, 1e-4);
+      c.case_id += std::string("/") + std::string(to_string(pass));
+      set.cases.push_back(c);
+    }
+  FigureOptions o;
+  o.out_dir = m_dir / "figures";
+  o.link_prefix = "figures/";
+  std::vector<std::string> notes;
+  const auto figures = render_report_figures(set, o, notes);
+  ASSERT_FALSE(figures.empty());
+  EXPECT_EQ(figures[0].path, "figures/tflops_vs_seq_fp32_full.png");
+  std::ifstream svg(m_dir / "figures" / "tflops_vs_seq_fp32_full.svg");
+  const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("cudnn.sdpa bwd"), std::string::npos);
+  EXPECT_NE(text.find("cudnn.sdpa fwd"), std::string::npos);
 }
 
 }  // namespace
