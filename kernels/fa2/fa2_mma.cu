@@ -22,6 +22,7 @@
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/mma_sync_device.hpp"
+#include "kernels/fa2/fa2_backward.hpp"
 #include "kernels/fa2/fa2_launch.hpp"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
@@ -129,6 +130,8 @@ class Fa2MmaKernel final : public PreparedKernel {
     else
       dispatch_head_dim<DType::bf16>(d, prm, m_tiles, band, a.stream);
   }
+  std::size_t backward_workspace_bytes() const override { return fa2::backward_workspace_bytes(m_problem); }
+  void run_backward(const BackwardArgs& a) override { fa2::run_backward(m_problem, a); }
 
  private:
   Problem m_problem;
@@ -157,6 +160,7 @@ KernelSpec make_fa2_mma_spec() {
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
       "softmax, O in registers; causal/window/GQA";
+  s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;
   s.knobs = {
       {"br", {0, 64, 128}, 0, "query rows per CTA (0 = traits default for the head dim)"},

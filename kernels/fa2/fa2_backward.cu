@@ -1,0 +1,346 @@
+// fa2.mma's backward: FlashAttention-2's backward (Dao 2023, algorithm 2) on mma.sync m16n8k16.
+// One CTA of 4 warps per (key block of 64, KV head, batch); it loops over the query heads of its KV
+// group and the query blocks of 64 that see the key block, so dK and dV stay in registers and need
+// no atomics. Per query block, warp w owns keys 16w..16w+15:
+//   S^T = K_w Q^T, P^T = exp2(S^T scale log2e - LSE log2e) (masked: 0), dV_w += P^T dO,
+//   dP^T = V_w dO^T, dS^T = P^T (dP^T - D) scale, dK_w += dS^T Q,
+// then dS^T goes to shared memory and warp w takes queries 16w..16w+15 of dQ += dS K, added to an
+// fp32 accumulator in global memory with atomics. A pre-pass forms D = rowsum(dO * O) and zeroes
+// the accumulator; a post-pass converts it to the dtype. Operands are staged in shared memory rows
+// padded by 16 bytes (ldmatrix without bank conflicts); no pipelining yet.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/mma_ptx.cuh"
+#include "kernels/fa2/fa2_backward.hpp"
+#include "kernels/reference/device_mask.hpp"
+#include "kernels/reference/device_types.cuh"
+
+namespace attn::fa2 {
+
+namespace {
+
+constexpr int kBlock = 64;  // keys per CTA and queries per step
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr float kLog2e = 1.4426950408889634f;
+
+struct BwdParams {
+  const void *q, *k, *v, *o, *d_o;
+  const float* lse;
+  void *dq, *dk, *dv;
+  float* dq_acc;    // [B, Sq, Hq, D] fp32
+  float* row_sums;  // [B, Hq, Sq]
+  DeviceMask mask;
+  int batch, heads_q, heads_kv, group, seq_q, seq_kv;
+  float scale;
+};
+
+template <int D>
+constexpr int row_elems() {
+  return D + 8;  // 16 bytes of padding per row
+}
+
+template <int D>
+constexpr std::size_t smem_bytes() {
+  // K, V, Q, dO tiles [64][D + 8] and dS^T [64][64 + 8] in 16-bit elements, LSE and D [64] fp32.
+  return (4 * kBlock * row_elems<D>() + kBlock * (kBlock + 8)) * 2 + 2 * kBlock * sizeof(float);
+}
+
+// Rows [row0, row0 + 64) of a BSHD tensor (row stride `ld` elements) into a padded tile; rows past
+// `rows` are zero. 16-byte cp.async chunks.
+template <int D, typename T>
+__device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t ld, int row0, int rows) {
+  constexpr int kChunks = D / 8;
+  for (int idx = threadIdx.x; idx < kBlock * kChunks; idx += kThreads) {
+    const int r = idx / kChunks, c = idx % kChunks;
+    const bool in = row0 + r < rows;
+    const T* src = base + (in ? static_cast<std::int64_t>(row0 + r) * ld + c * 8 : 0);
+    ptx::cp_async_16(ptx::smem_addr(tile + r * row_elems<D>() + c * 8), src, in ? 16 : 0);
+  }
+}
+
+// dsum[b, h, i] = sum_d dO * O, and the dQ accumulator zeroed; one warp per query row.
+template <typename T, int D>
+__global__ void row_sums_kernel(BwdParams p) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q) return;
+  const std::int64_t bh = row / p.seq_q, i = row % p.seq_q, b = bh / p.heads_q, h = bh % p.heads_q;
+  const std::int64_t at = ((b * p.seq_q + i) * p.heads_q + h) * D;
+  const T* o = static_cast<const T*>(p.o) + at;
+  const T* d_o = static_cast<const T*>(p.d_o) + at;
+  float s = 0.0f;
+  for (int d = lane; d < D; d += 32) {
+    s = fmaf(to_float(o[d]), to_float(d_o[d]), s);
+    p.dq_acc[at + d] = 0.0f;
+  }
+  for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+  if (lane == 0) p.row_sums[row] = s;
+}
+
+template <typename T, int D>
+__global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    static_cast<T*>(p.dq)[i] = from_float<T>(p.dq_acc[i]);
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int kLd = row_elems<D>(), kDsLd = kBlock + 8;
+  T* k_s = reinterpret_cast<T*>(smem);
+  T* v_s = k_s + kBlock * kLd;
+  T* q_s = v_s + kBlock * kLd;
+  T* do_s = q_s + kBlock * kLd;
+  T* ds_s = do_s + kBlock * kLd;
+  float* lse_s = reinterpret_cast<float*>(ds_s + kBlock * kDsLd);
+  float* dsum_s = lse_s + kBlock;
+
+  const int j0 = blockIdx.x * kBlock, hk = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const std::int64_t q_ld = static_cast<std::int64_t>(p.heads_q) * D,
+                     kv_ld = static_cast<std::int64_t>(p.heads_kv) * D;
+  const T* k_base =
+      static_cast<const T*>(p.k) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
+  const T* v_base =
+      static_cast<const T*>(p.v) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
+  load_tile<D>(k_s, k_base, kv_ld, j0, p.seq_kv);
+  load_tile<D>(v_s, v_base, kv_ld, j0, p.seq_kv);
+  ptx::cp_async_commit();
+
+  float dk[D / 8][4] = {}, dv[D / 8][4] = {};
+  const int j_last = min(j0 + kBlock, p.seq_kv) - 1;  // the block's last real key
+  // ldmatrix lane addresses (see the m16n8k16 fragment layouts): A row-major, B stored [n][k]
+  // (non-transposed load), B stored [k][n] and A stored [k][m] (transposed loads).
+  const int a_row = lane % 16, a_col = (lane / 16) * 8;
+  const int bn_row = (lane % 8) + 8 * (lane / 16), bn_col = 8 * ((lane / 8) % 2);
+  const int bt_row = (lane % 8) + 8 * ((lane / 8) % 2), bt_col = 8 * (lane / 16);
+  const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
+
+  for (int h = hk * p.group; h < (hk + 1) * p.group; ++h) {
+    const T* q_base =
+        static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+    const T* do_base =
+        static_cast<const T*>(p.d_o) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+    const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q;
+    for (int i0 = 0; i0 < p.seq_q; i0 += kBlock) {
+      const int i_last = min(i0 + kBlock, p.seq_q) - 1;
+      // The visible ranges grow with i: skip query blocks that see none of this key block.
+      if (p.mask.last(i_last) <= j0 || p.mask.first(i0) > j_last) continue;
+      __syncthreads();  // the previous block's readers of Q, dO, dS^T, LSE, D are done
+      load_tile<D>(q_s, q_base, q_ld, i0, p.seq_q);
+      load_tile<D>(do_s, do_base, q_ld, i0, p.seq_q);
+      ptx::cp_async_commit();
+      for (int r = threadIdx.x; r < kBlock; r += kThreads) {
+        const bool in = i0 + r < p.seq_q;
+        lse_s[r] = in ? p.lse[row_base + i0 + r] : 0.0f;
+        dsum_s[r] = in ? p.row_sums[row_base + i0 + r] : 0.0f;
+      }
+      ptx::cp_async_wait_all();
+      __syncthreads();
+
+      // S^T [16 keys x 64 queries] = K_w Q^T.
+      float s[8][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t a[4];
+        ptx::ldmatrix_x4(ptx::smem_addr(k_s + (warp * 16 + a_row) * kLd + kk * 16 + a_col), a);
+#pragma unroll
+        for (int np = 0; np < 4; ++np) {
+          std::uint32_t bq[4];
+          ptx::ldmatrix_x4(ptx::smem_addr(q_s + (np * 16 + bn_row) * kLd + kk * 16 + bn_col), bq);
+          ptx::mma_16816<T>(s[2 * np], a, bq[0], bq[1]);
+          ptx::mma_16816<T>(s[2 * np + 1], a, bq[2], bq[3]);
+        }
+      }
+      // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked).
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
+          const int j = j0 + warp * 16 + r, i = i0 + c;
+          const bool on = i < p.seq_q && j < p.seq_kv && p.mask.visible(i, j);
+          s[nt][e] = on ? ptx::exp2_approx(s[nt][e] * p.scale * kLog2e - lse_s[c] * kLog2e) : 0.0f;
+        }
+        // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
+#pragma unroll
+      for (int kc = 0; kc < 4; ++kc) {
+        const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
+                                    ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]),
+                                    ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
+                                    ptx::pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+#pragma unroll
+        for (int np = 0; np < D / 16; ++np) {
+          std::uint32_t bd[4];
+          ptx::ldmatrix_x4_trans(ptx::smem_addr(do_s + (kc * 16 + bt_row) * kLd + np * 16 + bt_col), bd);
+          ptx::mma_16816<T>(dv[2 * np], a, bd[0], bd[1]);
+          ptx::mma_16816<T>(dv[2 * np + 1], a, bd[2], bd[3]);
+        }
+      }
+      // dP^T [16 x 64] = V_w dO^T, then dS^T = P^T (dP^T - D) scale in place of P^T.
+      {
+        float dp[8][4] = {};
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+          std::uint32_t a[4];
+          ptx::ldmatrix_x4(ptx::smem_addr(v_s + (warp * 16 + a_row) * kLd + kk * 16 + a_col), a);
+#pragma unroll
+          for (int np = 0; np < 4; ++np) {
+            std::uint32_t bo[4];
+            ptx::ldmatrix_x4(ptx::smem_addr(do_s + (np * 16 + bn_row) * kLd + kk * 16 + bn_col), bo);
+            ptx::mma_16816<T>(dp[2 * np], a, bo[0], bo[1]);
+            ptx::mma_16816<T>(dp[2 * np + 1], a, bo[2], bo[3]);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int c = nt * 8 + 2 * t + (e % 2);
+            s[nt][e] = s[nt][e] * (dp[nt][e] - dsum_s[c]) * p.scale;
+          }
+      }
+      // dK_w [16 x D] += dS^T [16 x 64] Q [64 x D]; dS^T to shared memory for dQ.
+#pragma unroll
+      for (int kc = 0; kc < 4; ++kc) {
+        const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
+                                    ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]),
+                                    ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
+                                    ptx::pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+        std::uint32_t* row_g =
+            reinterpret_cast<std::uint32_t*>(ds_s + (warp * 16 + g) * kDsLd + kc * 16 + 2 * t);
+        std::uint32_t* row_g8 =
+            reinterpret_cast<std::uint32_t*>(ds_s + (warp * 16 + g + 8) * kDsLd + kc * 16 + 2 * t);
+        row_g[0] = a[0];
+        row_g8[0] = a[1];
+        row_g[4] = a[2];  // 8 elements further: the second n-tile of this k chunk
+        row_g8[4] = a[3];
+#pragma unroll
+        for (int np = 0; np < D / 16; ++np) {
+          std::uint32_t bq[4];
+          ptx::ldmatrix_x4_trans(ptx::smem_addr(q_s + (kc * 16 + bt_row) * kLd + np * 16 + bt_col), bq);
+          ptx::mma_16816<T>(dk[2 * np], a, bq[0], bq[1]);
+          ptx::mma_16816<T>(dk[2 * np + 1], a, bq[2], bq[3]);
+        }
+      }
+      __syncthreads();  // dS^T complete
+
+      // dQ [queries 16w.. x D] += dS [16 x 64 keys] K [64 x D], 32 columns at a time.
+      const int qi = i0 + warp * 16;
+#pragma unroll
+      for (int dc = 0; dc < D / 32; ++dc) {
+        float acc[4][4] = {};
+#pragma unroll
+        for (int kc = 0; kc < 4; ++kc) {
+          std::uint32_t a[4];
+          ptx::ldmatrix_x4_trans(ptx::smem_addr(ds_s + (kc * 16 + at_row) * kDsLd + warp * 16 + at_col), a);
+#pragma unroll
+          for (int np = 0; np < 2; ++np) {
+            std::uint32_t bk[4];
+            ptx::ldmatrix_x4_trans(
+                ptx::smem_addr(k_s + (kc * 16 + bt_row) * kLd + dc * 32 + np * 16 + bt_col), bk);
+            ptx::mma_16816<T>(acc[2 * np], a, bk[0], bk[1]);
+            ptx::mma_16816<T>(acc[2 * np + 1], a, bk[2], bk[3]);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int i = qi + g + 8 * (e / 2), d = dc * 32 + nt * 8 + 2 * t + (e % 2);
+            if (i < p.seq_q)
+              atomicAdd(p.dq_acc + ((static_cast<std::int64_t>(b) * p.seq_q + i) * p.heads_q + h) * D + d,
+                        acc[nt][e]);
+          }
+      }
+    }
+  }
+
+  // dK and dV of the warp's 16 keys.
+  T* dk_base = static_cast<T*>(p.dk) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
+  T* dv_base = static_cast<T*>(p.dv) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
+#pragma unroll
+  for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int j = j0 + warp * 16 + g + 8 * half;
+      if (j >= p.seq_kv) continue;
+      const int d = nt * 8 + 2 * t;
+      const std::int64_t at = static_cast<std::int64_t>(j) * kv_ld + d;
+      dk_base[at] = from_float<T>(dk[nt][2 * half]);
+      dk_base[at + 1] = from_float<T>(dk[nt][2 * half + 1]);
+      dv_base[at] = from_float<T>(dv[nt][2 * half]);
+      dv_base[at + 1] = from_float<T>(dv[nt][2 * half + 1]);
+    }
+}
+
+template <typename T, int D>
+void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
+  const std::int64_t rows = static_cast<std::int64_t>(pr.batch) * pr.heads_q * pr.seq_q;
+  row_sums_kernel<T, D><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, stream>>>(prm);
+  ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
+  constexpr std::size_t kSmem = smem_bytes<D>();
+  static const bool attr = [] {
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(key_block_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kSmem)));
+    return true;
+  }();
+  (void)attr;
+  const dim3 grid(static_cast<unsigned>((pr.seq_kv + kBlock - 1) / kBlock),
+                  static_cast<unsigned>(pr.heads_kv), static_cast<unsigned>(pr.batch));
+  key_block_kernel<T, D><<<grid, kThreads, kSmem, stream>>>(prm);
+  ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward key_block_kernel");
+  const std::int64_t n = pr.q_elems();
+  const std::int64_t want = (n + 255) / 256;
+  dq_convert_kernel<T, D><<<static_cast<unsigned>(want < 4096 ? want : 4096), 256, 0, stream>>>(prm, n);
+  ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward dq_convert_kernel");
+}
+
+}  // namespace
+
+std::string backward_why_not(const Problem& p) {
+  if (p.head_dim != 64 && p.head_dim != 128)
+    return "head_dim = " + std::to_string(p.head_dim) + ": fa2.mma's backward is compiled for 64 and 128";
+  return {};
+}
+
+std::size_t backward_workspace_bytes(const Problem& p) {
+  const auto acc = static_cast<std::size_t>(p.q_elems()) * sizeof(float);
+  return (acc + 255) / 256 * 256 + static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
+}
+
+void run_backward(const Problem& pr, const BackwardArgs& a) {
+  if (a.workspace_bytes < backward_workspace_bytes(pr))
+    throw KernelError("fa2.mma backward: workspace too small");
+  for (const void* ptr : {a.q, a.k, a.v, a.d_o})
+    if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+      throw KernelError("fa2.mma backward: Q, K, V and dO must be non-null and 16-byte aligned (cp.async)");
+  BwdParams prm{};
+  prm.q = a.q, prm.k = a.k, prm.v = a.v, prm.o = a.o, prm.d_o = a.d_o, prm.lse = a.lse;
+  prm.dq = a.dq, prm.dk = a.dk, prm.dv = a.dv;
+  auto* ws = static_cast<char*>(a.workspace);
+  prm.dq_acc = reinterpret_cast<float*>(ws);
+  prm.row_sums = reinterpret_cast<float*>(
+      ws + (static_cast<std::size_t>(pr.q_elems()) * sizeof(float) + 255) / 256 * 256);
+  prm.mask = make_device_mask(pr);
+  prm.batch = static_cast<int>(pr.batch), prm.heads_q = static_cast<int>(pr.heads_q);
+  prm.heads_kv = static_cast<int>(pr.heads_kv), prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
+  prm.seq_q = static_cast<int>(pr.seq_q), prm.seq_kv = static_cast<int>(pr.seq_kv);
+  prm.scale = a.scale;
+  auto stream = static_cast<cudaStream_t>(a.stream);
+  const bool half = pr.dtype == DType::fp16;
+  if (pr.head_dim == 64)
+    half ? launch<__half, 64>(pr, prm, stream) : launch<__nv_bfloat16, 64>(pr, prm, stream);
+  else
+    half ? launch<__half, 128>(pr, prm, stream) : launch<__nv_bfloat16, 128>(pr, prm, stream);
+}
+
+}  // namespace attn::fa2

@@ -1,0 +1,20 @@
+// fa2.mma's backward (fa2_backward.cu): FlashAttention-2's backward on mma.sync, D 64 and 128.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "kernels/api/kernel_spec.hpp"
+
+namespace attn::fa2 {
+
+// Empty when the backward takes `p` (which the forward takes); else why not, naming the field.
+std::string backward_why_not(const Problem& p);
+
+// dQ's fp32 accumulator [B, Sq, Hq, D] and the row sums D_i = dO_i . O_i [B, Hq, Sq].
+std::size_t backward_workspace_bytes(const Problem& p);
+
+// Enqueues the three launches on a.stream: row sums (and the accumulator zeroed), the key-block
+// kernel, dQ converted to the dtype.
+void run_backward(const Problem& p, const BackwardArgs& a);
+
+}  // namespace attn::fa2
