@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
       ptx::cp_async_commit();
       for (int r = threadIdx.x; r < kBlock; r += kThreads) {
         const bool in = i0 + r < p.seq_q;
-        lse_s[r] = in ? p.lse[row_base + i0 + r] : 0.0f;
+        lse_s[r] = in ? p.lse[row_base + i0 + r] * kLog2e : 0.0f;
         dsum_s[r] = in ? p.row_sums[row_base + i0 + r] : 0.0f;
       }
       ptx::cp_async_wait_all();
@@ -160,15 +160,19 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
           ptx::mma_16816<T>(s[2 * np + 1], a, bq[2], bq[3]);
         }
       }
-      // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked).
+      // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked). A block whose
+      // every (query, key) pair is visible skips the per-element test: visibility is monotone in i.
+      const bool full = i0 + kBlock <= p.seq_q && j0 + kBlock <= p.seq_kv && p.mask.first(i_last) <= j0 &&
+                        p.mask.last(i0) > j_last;
+      const float scale_log2 = p.scale * kLog2e;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
-          const int j = j0 + warp * 16 + r, i = i0 + c;
-          const bool on = i < p.seq_q && j < p.seq_kv && p.mask.visible(i, j);
-          s[nt][e] = on ? ptx::exp2_approx(s[nt][e] * p.scale * kLog2e - lse_s[c] * kLog2e) : 0.0f;
+          const bool on = full || (i0 + c < p.seq_q && j0 + warp * 16 + r < p.seq_kv &&
+                                   p.mask.visible(i0 + c, j0 + warp * 16 + r));
+          s[nt][e] = on ? ptx::exp2_approx(s[nt][e] * scale_log2 - lse_s[c]) : 0.0f;
         }
         // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
 #pragma unroll
@@ -254,11 +258,16 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int i = qi + g + 8 * (e / 2), d = dc * 32 + nt * 8 + 2 * t + (e % 2);
-            if (i < p.seq_q)
-              atomicAdd(p.dq_acc + ((static_cast<std::int64_t>(b) * p.seq_q + i) * p.heads_q + h) * D + d,
-                        acc[nt][e]);
+          for (int half = 0; half < 2; ++half) {
+            const int i = qi + g + 8 * half, d = dc * 32 + nt * 8 + 2 * t;
+            if (i >= p.seq_q) continue;
+            float* at = p.dq_acc + ((static_cast<std::int64_t>(b) * p.seq_q + i) * p.heads_q + h) * D + d;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            atomicAdd(reinterpret_cast<float2*>(at), make_float2(acc[nt][2 * half], acc[nt][2 * half + 1]));
+#else
+            atomicAdd(at, acc[nt][2 * half]);
+            atomicAdd(at + 1, acc[nt][2 * half + 1]);
+#endif
           }
       }
     }
