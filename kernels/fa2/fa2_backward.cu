@@ -48,8 +48,9 @@ constexpr int row_elems() {
 
 template <int D>
 constexpr std::size_t smem_bytes() {
-  // K, V, Q, dO tiles [64][D + 8] and dS^T [64][64 + 8] in 16-bit elements, LSE and D [64] fp32.
-  return (4 * kBlock * row_elems<D>() + kBlock * (kBlock + 8)) * 2 + 2 * kBlock * sizeof(float);
+  // K, V and two Q and dO tiles [64][D + 8] (the next query block loads during this one), dS^T
+  // [64][64 + 8] in 16-bit elements; two LSE and D rows [64] fp32.
+  return (6 * kBlock * row_elems<D>() + kBlock * (kBlock + 8)) * 2 + 4 * kBlock * sizeof(float);
 }
 
 // Rows [row0, row0 + 64) of a BSHD tensor (row stride `ld` elements) into a padded tile; rows past
@@ -97,11 +98,12 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   constexpr int kLd = row_elems<D>(), kDsLd = kBlock + 8;
   T* k_s = reinterpret_cast<T*>(smem);
   T* v_s = k_s + kBlock * kLd;
-  T* q_s = v_s + kBlock * kLd;
-  T* do_s = q_s + kBlock * kLd;
-  T* ds_s = do_s + kBlock * kLd;
-  float* lse_s = reinterpret_cast<float*>(ds_s + kBlock * kDsLd);
-  float* dsum_s = lse_s + kBlock;
+  // Double buffers as base + buffer * stride (not arrays of pointers, which would live on the stack).
+  T* const q_buf0 = v_s + kBlock * kLd;
+  T* const do_buf0 = v_s + 3 * kBlock * kLd;
+  T* ds_s = v_s + 5 * kBlock * kLd;
+  float* const lse_buf0 = reinterpret_cast<float*>(ds_s + kBlock * kDsLd);
+  float* const dsum_buf0 = lse_buf0 + 2 * kBlock;
 
   const int j0 = blockIdx.x * kBlock, hk = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -124,28 +126,52 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   const int bt_row = (lane % 8) + 8 * ((lane / 8) % 2), bt_col = 8 * (lane / 16);
   const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
 
-  for (int h = hk * p.group; h < (hk + 1) * p.group; ++h) {
-    const T* q_base =
-        static_cast<const T*>(p.q) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
-    const T* do_base =
-        static_cast<const T*>(p.d_o) + (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
-    const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q;
-    for (int i0 = 0; i0 < p.seq_q; i0 += kBlock) {
+  // The work items, in order: (query head of the group, query block) pairs that see this key block
+  // (the visible ranges grow with i). The next item's Q and dO load while this one computes.
+  auto advance = [&](int& h, int& i0) {
+    for (;;) {
+      i0 += kBlock;
+      if (i0 >= p.seq_q) {
+        i0 = 0;
+        if (++h >= (hk + 1) * p.group) return false;
+      }
       const int i_last = min(i0 + kBlock, p.seq_q) - 1;
-      // The visible ranges grow with i: skip query blocks that see none of this key block.
-      if (p.mask.last(i_last) <= j0 || p.mask.first(i0) > j_last) continue;
-      __syncthreads();  // the previous block's readers of Q, dO, dS^T, LSE, D are done
-      load_tile<D>(q_s, q_base, q_ld, i0, p.seq_q);
-      load_tile<D>(do_s, do_base, q_ld, i0, p.seq_q);
-      ptx::cp_async_commit();
+      if (p.mask.last(i_last) > j0 && p.mask.first(i0) <= j_last) return true;
+    }
+  };
+  auto issue = [&](int h, int i0, int buf) {
+    const std::int64_t head = (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
+    load_tile<D>(q_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.q) + head, q_ld, i0, p.seq_q);
+    load_tile<D>(do_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0, p.seq_q);
+  };
+  int h = hk * p.group, i0 = -kBlock;
+  bool have = advance(h, i0);
+  if (have) issue(h, i0, 0);
+  ptx::cp_async_commit();
+  for (int n = 0; have; ++n) {
+    const int cur = n & 1;
+    int h_next = h, i_next = i0;
+    const bool more = advance(h_next, i_next);
+    __syncthreads();  // the previous item's readers of the other buffers and of dS^T are done
+    if (more) issue(h_next, i_next, cur ^ 1);
+    ptx::cp_async_commit();
+    T* q_s = q_buf0 + cur * kBlock * kLd;
+    T* do_s = do_buf0 + cur * kBlock * kLd;
+    float* lse_s = lse_buf0 + cur * kBlock;
+    float* dsum_s = dsum_buf0 + cur * kBlock;
+    const int i_last = min(i0 + kBlock, p.seq_q) - 1;
+    {
+      const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q;
       for (int r = threadIdx.x; r < kBlock; r += kThreads) {
         const bool in = i0 + r < p.seq_q;
         lse_s[r] = in ? p.lse[row_base + i0 + r] * kLog2e : 0.0f;
         dsum_s[r] = in ? p.row_sums[row_base + i0 + r] : 0.0f;
       }
-      ptx::cp_async_wait_all();
-      __syncthreads();
+    }
+    ptx::cp_async_wait_group<1>();  // this item's Q and dO (and K, V) landed; the next may be in flight
+    __syncthreads();
 
+    {
       // S^T [16 keys x 64 queries] = K_w Q^T.
       float s[8][4] = {};
 #pragma unroll
@@ -271,6 +297,9 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
           }
       }
     }
+    h = h_next;
+    i0 = i_next;
+    have = more;
   }
 
   // dK and dV of the warp's 16 keys.
