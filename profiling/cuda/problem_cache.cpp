@@ -34,6 +34,13 @@ bool same_inputs(const Problem& a, const Problem& b) {
          a.seq_kv == b.seq_kv && a.head_dim == b.head_dim && a.head_dim_v == b.head_dim_v &&
          a.dtype == b.dtype;
 }
+// `n` values of type `t` at `src` as a new fp32 buffer (the references read fp32 copies of the
+// rounded inputs, so their own output is not rounded to the dtype).
+DeviceBuffer widened_fp32(const DeviceBuffer& src, DType t, std::int64_t n, cudaStream_t stream) {
+  DeviceBuffer d(static_cast<std::size_t>(n) * sizeof(float));
+  widen_to_fp32_on_device(src.get(), t, d.as<float>(), n, stream);
+  return d;
+}
 }  // namespace
 
 void ProblemCache::use(const Problem& pass_problem) {
@@ -150,9 +157,7 @@ void ProblemCache::compute_gradients() {
     auto kernel = ref->prepare(p32, {});
     CaseBuffers b = allocate_case_buffers(p32, *kernel);
     auto widened = [&](const DeviceBuffer& src, std::int64_t n) {
-      DeviceBuffer d(static_cast<std::size_t>(n) * sizeof(float));
-      widen_to_fp32_on_device(src.get(), p.dtype, d.as<float>(), n, m_stream);
-      return d;
+      return widened_fp32(src, p.dtype, n, m_stream);
     };
     const DeviceBuffer q = widened(m_q, p.q_elems()), k = widened(m_k, p.k_elems()),
                        v = widened(m_v, p.v_elems()), d_o32 = widened(grad_out, p.o_elems());
@@ -223,9 +228,7 @@ void ProblemCache::compute_reference() {
   CaseBuffers b = allocate_case_buffers(p32, *kernel);
   {
     auto widened = [&](const DeviceBuffer& src, std::int64_t n) {
-      DeviceBuffer d(static_cast<std::size_t>(n) * sizeof(float));
-      widen_to_fp32_on_device(src.get(), p.dtype, d.as<float>(), n, m_stream);
-      return d;
+      return widened_fp32(src, p.dtype, n, m_stream);
     };
     const DeviceBuffer q = widened(m_q, p.q_elems()), k = widened(m_k, p.k_elems()),
                        v = widened(m_v, p.v_elems());

@@ -3,13 +3,8 @@
 # table and any failure. Binaries in $1 (attnscope, tests/attnscope.tests.gpu).
 #   scripts/device/gpu_suite.sh dev-carry/new
 set -uo pipefail
-BIN=${1:-build}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export ATTNSCOPE_BIN=$PWD/$BIN/attnscope ATTNSCOPE_PRESETS=$PWD/assets/presets
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/common.sh"
 export ATTNSCOPE_CUDA_EXAMPLE_PLUGIN=$PWD/$BIN/examples/libattnscope_example_cuda.so ATTNSCOPE_TEST_PLUGIN_DIR=$PWD/$BIN/tests
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 T0=$(date +%s)
 timeout "${SUITE_S:-480}" "$BIN/tests/attnscope.tests.gpu" ${FILTER:+--gtest_filter=$FILTER} > "$OUT/gpu.log" 2>&1
 echo "gpu suite rc=$? t=$(( $(date +%s) - T0 ))s"

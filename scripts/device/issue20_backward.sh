@@ -4,12 +4,7 @@
 # path changed under them), and a fwd/bwd/fwd+bwd sweep through the CLI with CUPTI metrics.
 #   scripts/device/issue20_backward.sh dev-carry/new
 set -uo pipefail
-BIN=${1:-build}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export ATTNSCOPE_BIN=$PWD/$BIN/attnscope ATTNSCOPE_PRESETS=$PWD/assets/presets
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source "$(dirname "$0")/common.sh"
 TESTS=$BIN/tests/attnscope.tests.gpu
 T0=$(date +%s)
 timeout "${SUITE_S:-300}" "$TESTS" --gtest_filter="${FILTER:-Registry/BackwardConformance.*:Registry/Conformance.EveryCaseIsCorrectOrRefused/*}" \

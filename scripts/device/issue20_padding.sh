@@ -4,12 +4,7 @@
 # profiled by attnscope's CUPTI pass and by the ncu command its record carries (same NVTX range).
 #   scripts/device/issue20_padding.sh dev-carry/new
 set -uo pipefail
-BIN=${1:-build}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export ATTNSCOPE_BIN=$PWD/$BIN/attnscope ATTNSCOPE_PRESETS=$PWD/assets/presets
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source "$(dirname "$0")/common.sh"
 T0=$(date +%s)
 timeout 300 "$BIN/tests/attnscope.tests.gpu" --gtest_filter="${FILTER:-Registry/BackwardConformance.*cudnn_sdpa}" \
   > "$OUT/conformance.log" 2>&1

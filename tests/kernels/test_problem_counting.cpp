@@ -176,6 +176,14 @@ TEST(ProblemCounting, MinBytesCountsEachTensorOnce) {
   const std::int64_t q = 2 * 100 * 8 * 64, k = 2 * 300 * 2 * 64, v = 2 * 300 * 2 * 32, o = 2 * 100 * 8 * 32;
   EXPECT_EQ(p.min_bytes(false), (q + k + v + o) * 2);
   EXPECT_EQ(p.min_bytes(true), (q + k + v + o) * 2 + 2 * 8 * 100 * 4);
+  // The backward reads Q, K, V, O, dO and LSE once and writes dQ, dK, dV once; fwd+bwd adds the
+  // forward with its LSE written.
+  const std::int64_t lse = 2 * 8 * 100 * 4;
+  const std::int64_t backward = (q + k + v + o + o) * 2 + lse + (q + k + v) * 2;
+  p.pass = Pass::bwd;
+  EXPECT_EQ(p.min_bytes(false), backward);
+  p.pass = Pass::fwd_bwd;
+  EXPECT_EQ(p.min_bytes(false), (q + k + v + o) * 2 + lse + backward);
 }
 
 TEST(ProblemValidation, NamesTheFieldAndValue) {
