@@ -236,7 +236,9 @@ class CudaReferenceKernel final : public PreparedKernel {
 KernelSpec make_cuda_reference_spec() {
   KernelSpec s;
   s.id = "cuda.reference";
-  s.description = "GPU oracle: fp32 online softmax over exactly the visible keys, any D/Dv, writes LSE; exact fp32 backward (D <= 512)";
+  s.description =
+      "GPU oracle: fp32 online softmax over exactly the visible keys, any D/Dv, writes LSE; exact fp32 "
+      "backward (D <= 512)";
   s.backend = Backend::cuda;
   s.why_not = reference_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs&) { return reference_backward_why_not(p); };

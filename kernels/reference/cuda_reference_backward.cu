@@ -54,8 +54,8 @@ __global__ void row_dot_kernel(const T* __restrict__ o, const T* __restrict__ d_
 // dQ of one query row per warp; each lane holds D / 32 (rounded up) accumulators.
 template <typename T, int kPerLane>
 __global__ void dq_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                          const T* __restrict__ d_o, const float* __restrict__ lse, const float* __restrict__ dots,
-                          T* __restrict__ dq, BackwardParams p) {
+                          const T* __restrict__ d_o, const float* __restrict__ lse,
+                          const float* __restrict__ dots, T* __restrict__ dq, BackwardParams p) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
   const int lane = static_cast<int>(threadIdx.x % kWarp);
   if (row >= p.batch * p.heads_q * p.seq_q) return;
@@ -156,16 +156,25 @@ std::string reference_backward_why_not(const Problem& p) {
   if (widest > kReferenceBackwardMaxDim)
     return "head_dim = " + std::to_string(widest) + ": cuda.reference's backward holds at most " +
            std::to_string(kReferenceBackwardMaxDim) + " columns per warp";
-  const std::int64_t rows = p.batch * (p.heads_q * p.seq_q > p.heads_kv * p.seq_kv ? p.heads_q * p.seq_q
-                                                                                     : p.heads_kv * p.seq_kv);
+  const std::int64_t rows =
+      p.batch * (p.heads_q * p.seq_q > p.heads_kv * p.seq_kv ? p.heads_q * p.seq_q : p.heads_kv * p.seq_kv);
   if ((rows + kWarpsPerBlock - 1) / kWarpsPerBlock > 0x7fffffff)
-    return "batch x heads x seq = " + std::to_string(rows) + ": more rows than cuda.reference's backward grid holds";
+    return "batch x heads x seq = " + std::to_string(rows) +
+           ": more rows than cuda.reference's backward grid holds";
   return {};
 }
 
 void reference_backward(const Problem& pr, const BackwardArgs& a) {
-  const BackwardParams bp{make_device_mask(pr), pr.batch,    pr.heads_q,   pr.heads_kv, pr.heads_q / pr.heads_kv,
-                          pr.seq_q,             pr.seq_kv,   pr.head_dim,  pr.head_dim_v, a.scale};
+  const BackwardParams bp{make_device_mask(pr),
+                          pr.batch,
+                          pr.heads_q,
+                          pr.heads_kv,
+                          pr.heads_q / pr.heads_kv,
+                          pr.seq_q,
+                          pr.seq_kv,
+                          pr.head_dim,
+                          pr.head_dim_v,
+                          a.scale};
   auto stream = static_cast<cudaStream_t>(a.stream);
   const std::int64_t widest = pr.head_dim > pr.head_dim_v ? pr.head_dim : pr.head_dim_v;
   dispatch_dtype(pr.dtype, [&](auto tag) {

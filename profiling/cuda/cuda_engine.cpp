@@ -122,7 +122,7 @@ class CudaEngine final : public CaseEngine {
 
     {
       PhaseClock clock(ph.inputs_s);
-      m_problems.use(p);  // seeded inputs, shared by every kernel of this problem
+      m_problems.use(p);                           // seeded inputs, shared by every kernel of this problem
       if (has_backward(p.pass)) m_problems.d_o();  // drawn now, so it counts as an input below
     }
     prepare.emplace(ph.prepare_s);
