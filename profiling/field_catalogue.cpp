@@ -5,7 +5,6 @@
 #include "profiling/field_catalogue.hpp"
 
 #include <array>
-#include <cmath>
 
 #include "profiling/field_rows.hpp"
 
@@ -584,20 +583,5 @@ const FieldDesc* find_field(std::string_view name) {
 }
 
 std::span<const FieldGroup> case_field_groups() { return kGroups; }
-
-std::optional<double> numeric(const FieldValue& v) {
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
-  if (const auto* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
-  return std::nullopt;
-}
-
-std::optional<double> plot_value(const FieldDesc& f, const CaseResult& c) {
-  const auto v = numeric(f.get(c));
-  if (!v || !std::isfinite(*v) || (f.zero_is_absent && !(*v > 0))) return std::nullopt;
-  return *v * f.plot_scale;
-}
-
-std::string_view display_unit(const FieldDesc& f) { return f.plot_unit.empty() ? f.unit : f.plot_unit; }
 
 }  // namespace attn

@@ -177,14 +177,7 @@ class CudaEngine final : public CaseEngine {
           PhaseClock reference(ph.reference_s);
           g = m_problems.check_gradients(spec, m_case);
         }
-        r.grad_dq = std::move(g.dq);
-        r.grad_dk = std::move(g.dk);
-        r.grad_dv = std::move(g.dv);
-        if (!g.reason.empty()) {
-          r.status = Status::mismatch;
-          r.reason = g.reason;
-          return;
-        }
+        if (!record_gradients(r, std::move(g))) return;
       }
     }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace attn {
 
@@ -135,6 +136,16 @@ CheckVerdict evaluate_output(DType t, const ErrorStats& e, std::span<const float
     }
   }
   return v;
+}
+
+bool record_gradients(CaseResult& r, GradVerdict v) {
+  r.grad_dq = std::move(v.dq);
+  r.grad_dk = std::move(v.dk);
+  r.grad_dv = std::move(v.dv);
+  if (v.reason.empty()) return true;
+  r.status = Status::mismatch;
+  r.reason = std::move(v.reason);
+  return false;
 }
 
 GradVerdict evaluate_gradients(DType t, const GradErrors& e, const GradErrors* cudnn,

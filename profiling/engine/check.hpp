@@ -75,4 +75,8 @@ struct GradVerdict {
 GradVerdict evaluate_gradients(DType t, const GradErrors& e, const GradErrors* cudnn,
                                const std::string& reference_name);
 
+// Puts the verdict in the record (grad_check.*); a failure makes it `mismatch` with the reason.
+// Returns whether every gradient passed.
+bool record_gradients(CaseResult& r, GradVerdict v);
+
 }  // namespace attn

@@ -151,15 +151,7 @@ class CpuEngine final : public CaseEngine {
         kernel->run_backward(bargs);
         const GradErrors e{compare_outputs(dq, m_ref_dq), compare_outputs(dk, m_ref_dk),
                            compare_outputs(dv, m_ref_dv)};
-        GradVerdict g = evaluate_gradients(p.dtype, e, nullptr, reference);
-        r.grad_dq = std::move(g.dq);
-        r.grad_dk = std::move(g.dk);
-        r.grad_dv = std::move(g.dv);
-        if (!g.reason.empty()) {
-          r.status = Status::mismatch;
-          r.reason = g.reason;
-          return;
-        }
+        if (!record_gradients(r, evaluate_gradients(p.dtype, e, nullptr, reference))) return;
       }
     }
 
