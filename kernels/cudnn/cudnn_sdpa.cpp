@@ -126,15 +126,7 @@ class CudnnSdpaKernel final : public PreparedKernel {
     auto* o = static_cast<char*>(a.o) + skipped * m_p.heads_q * m_p.head_dim_v * m_elem;
     float scale = a.scale;
 
-    std::array<std::int64_t, 12> uids{};
-    std::array<void*, 12> ptrs{};
-    std::size_t n = 0;
-    auto add = [&](std::int64_t uid, const void* ptr) {
-      uids[n] = uid;
-      // cuDNN's variant pack takes void*; inputs are only read.
-      ptrs[n] = const_cast<void*>(ptr);
-      ++n;
-    };
+    cudnn::VariantPack<12> add;
     add(kUidQ, q);
     add(kUidK, a.k);
     add(kUidV, a.v);
@@ -142,7 +134,7 @@ class CudnnSdpaKernel final : public PreparedKernel {
     add(kUidStats, stats);
     add(kUidScale, &scale);
     add_mask_scalars(m_mask, m_scalars, add);
-    m_graph.execute(m_handle->get(), std::span(uids.data(), n), std::span(ptrs.data(), n), ws);
+    m_graph.execute(m_handle->get(), add.uids(), add.ptrs(), ws);
 
     if (skipped > 0) {
       // O rows [0, skipped) of every batch: pitch is one batch of O [bytes].

@@ -166,18 +166,23 @@ struct CudnnSdpaBackward::Graph {
 
     // A [B, Hq, Sk, Sq] view of a [B, Hq, Sq, Sk] score tensor, in the I/O type.
     const std::vector<std::int64_t> t_dims{b, hq, skv, sq}, t_strides{hq * sq * skv, sq * skv, 1, skv};
-    const bool grouped = hq != hkv;
+    // grad = A^T B over the query rows, for each KV head: with GQA/MQA per query head, then summed
+    // over each group (the frontend's dK/dV "fullhead" tensors and their reduction).
+    auto kv_grad = [&](const std::string& name, const Descriptor& a_t, const Descriptor& rhs,
+                       const Descriptor& grad, std::int64_t width) {
+      if (hq == hkv) {
+        g.matmul(name, a_t, rhs, grad, len_kv, nullptr, len_q);
+        return;
+      }
+      const Descriptor& full = g.virt(name + " per query head", io, {b, hq, skv, width});
+      g.matmul(name, a_t, rhs, full, len_kv, nullptr, len_q);
+      g.reduction("reduce " + name + " heads", CUDNN_REDUCE_TENSOR_ADD, full, grad);
+    };
 
-    // dV = P^T dO (per query head, then summed over each KV group).
+    // dV = P^T dO.
     const Descriptor& prob_t = g.virt_strided("P^T", io, t_dims, t_strides);
     g.reshape("reshape P", prob, prob_t);
-    if (grouped) {
-      const Descriptor& dv_full = g.virt("dV per query head", io, {b, hq, skv, dv});
-      g.matmul("P^T dO", prob_t, d_o, dv_full, len_kv, nullptr, len_q);
-      g.reduction("reduce dV heads", CUDNN_REDUCE_TENSOR_ADD, dv_full, dv_t);
-    } else {
-      g.matmul("P^T dO", prob_t, d_o, dv_t, len_kv, nullptr, len_q);
-    }
+    kv_grad("P^T dO", prob_t, d_o, dv_t, dv);
 
     // dS = P * (dO V^T - D) * scale.
     const Descriptor& dp = g.virt("dP = dO V^T", f32, score_dims);
@@ -189,16 +194,10 @@ struct CudnnSdpaBackward::Graph {
     const Descriptor& ds = g.virt("dS", f32, score_dims);
     g.pointwise("dS scale", CUDNN_POINTWISE_MUL, f32, ds_unscaled, &scale, nullptr, ds);
 
-    // dK = dS^T Q (per query head, then summed over each KV group).
+    // dK = dS^T Q.
     const Descriptor& ds_t = g.virt_strided("dS^T", io, t_dims, t_strides);
     g.reshape("reshape dS", ds, ds_t);
-    if (grouped) {
-      const Descriptor& dk_full = g.virt("dK per query head", io, {b, hq, skv, d});
-      g.matmul("dS^T Q", ds_t, q, dk_full, len_kv, nullptr, len_q);
-      g.reduction("reduce dK heads", CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
-    } else {
-      g.matmul("dS^T Q", ds_t, q, dk, len_kv, nullptr, len_q);
-    }
+    kv_grad("dS^T Q", ds_t, q, dk, d);
 
     // dQ = dS K through the fp32 accumulator.
     const Descriptor& k = g.virt_strided("K", io, {b, hkv, skv, d}, {skv * hkv * d, d, hkv * d, 1});
@@ -223,14 +222,7 @@ void CudnnSdpaBackward::run(const BackwardArgs& a) {
   cudnn::check(cudnnSetStream(gr.handle->get(), static_cast<cudaStream_t>(a.stream)), "cudnnSetStream");
   char* ws = static_cast<char*>(a.workspace);
   float scale = a.scale;
-  std::array<std::int64_t, 22> uids{};
-  std::array<void*, 22> ptrs{};
-  std::size_t n = 0;
-  auto add = [&](std::int64_t uid, const void* ptr) {
-    uids[n] = uid;
-    ptrs[n] = const_cast<void*>(ptr);  // cuDNN's variant pack takes void*; inputs are only read
-    ++n;
-  };
+  cudnn::VariantPack<22> add;
   add(kUidQ, a.q);
   add(kUidK, a.k);
   add(kUidV, a.v);
@@ -254,7 +246,7 @@ void CudnnSdpaBackward::run(const BackwardArgs& a) {
     add(kUidSeqLenKv, lens + gr.p.batch);
     add(kUidNegInfPadding, &gr.neg_inf);
   }
-  gr.g.execute(gr.handle->get(), std::span(uids.data(), n), std::span(ptrs.data(), n), ws + gr.plan_offset);
+  gr.g.execute(gr.handle->get(), add.uids(), add.ptrs(), ws + gr.plan_offset);
 }
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 #pragma once
 #include <cudnn.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -49,6 +50,25 @@ struct MaskScalars {
   std::int32_t seq_kv = 0, seq_q = 0, right_shift = 0;
   float left_bound = 0.0f;
   float neg_inf = 0.0f;  // -inf, set by the builder
+};
+
+// A run's variant pack: (unique id, pointer) pairs for at most N tensors, on the stack (a run is a
+// timed launch). Callable as pack(uid, ptr), the form add_mask_scalars takes.
+template <std::size_t N>
+class VariantPack {
+ public:
+  void operator()(std::int64_t uid, const void* ptr) {
+    m_uids[m_n] = uid;
+    m_ptrs[m_n] = const_cast<void*>(ptr);  // cuDNN's variant pack takes void*; inputs are only read
+    ++m_n;
+  }
+  std::span<const std::int64_t> uids() const { return {m_uids.data(), m_n}; }
+  std::span<void* const> ptrs() const { return {m_ptrs.data(), m_n}; }
+
+ private:
+  std::array<std::int64_t, N> m_uids{};
+  std::array<void*, N> m_ptrs{};
+  std::size_t m_n = 0;
 };
 
 // Adds the by-value scalars of `m`'s mask subtrees to a variant pack through add(uid, const void*).
