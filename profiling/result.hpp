@@ -211,11 +211,12 @@ struct PluginRecord {
   std::string sha256;  // of the library, or of the kernel source's text
   std::string name;
   std::vector<std::string> kernels;
-  std::string kind = "library";  // "library" or "source" (--kernel-source)
+  std::string kind = "library";  // "library", "source" (--kernel-source) or "python"
   std::vector<std::string>
       compile;          // a source's compiler and shared options ("NVRTC 13.0", "-arch=sm_90a", ...)
   std::string watched;  // the file a hot-reloaded version was snapshot from (the GUI's --watch)
   int version = 0;      // which version of `watched` (1, 2, ...); 0 = not watched
+  std::vector<std::string> versions;  // Python kernels: "Python 3.12.3", "torch 2.11.0+cu130", ...
 };
 
 // One device that took part in a run, as its worker described itself.

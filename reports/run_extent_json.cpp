@@ -74,6 +74,7 @@ json run_plugins_json(const std::vector<PluginRecord>& plugins) {
     if (!p.compile.empty()) e["compile"] = p.compile;
     if (!p.watched.empty()) e["watched"] = p.watched;
     if (p.version > 0) e["version"] = p.version;
+    if (!p.versions.empty()) e["versions"] = p.versions;
     a.push_back(std::move(e));
   }
   return a;
@@ -95,8 +96,8 @@ std::vector<PluginRecord> run_plugins_from(const json& j, const std::string& pat
       for (std::size_t n = 0; n < k->size(); ++n) r.kernels.push_back(as_string((*k)[n], p + ".kernels"));
     }
     get_string(e, "kind", p, r.kind);
-    if (r.kind != "library" && r.kind != "source")
-      throw ResultsFormatError(p + ".kind: '" + r.kind + "'; expected \"library\" or \"source\"");
+    if (r.kind != "library" && r.kind != "source" && r.kind != "python")
+      throw ResultsFormatError(p + ".kind: '" + r.kind + "'; expected \"library\", \"source\" or \"python\"");
     get_string(e, "watched", p, r.watched);
     if (const json* v = find(e, "version")) {
       if (!v->is_number_integer() || v->get<int>() < 1)
@@ -106,6 +107,10 @@ std::vector<PluginRecord> run_plugins_from(const json& j, const std::string& pat
     if (const json* c = find(e, "compile")) {
       if (!c->is_array()) throw ResultsFormatError(p + ".compile: expected an array of strings");
       for (std::size_t n = 0; n < c->size(); ++n) r.compile.push_back(as_string((*c)[n], p + ".compile"));
+    }
+    if (const json* v = find(e, "versions")) {
+      if (!v->is_array()) throw ResultsFormatError(p + ".versions: expected an array of strings");
+      for (std::size_t n = 0; n < v->size(); ++n) r.versions.push_back(as_string((*v)[n], p + ".versions"));
     }
     out.push_back(std::move(r));
   }

@@ -10,6 +10,7 @@ packages=(
   libimgui-dev libglfw3-dev libstb-dev libosmesa6-dev libgl-dev fonts-dejavu-core
   xvfb xdotool xauth
   slurm-wlm munge jq
+  python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest
 )
 
 missing=()

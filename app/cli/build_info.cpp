@@ -18,4 +18,14 @@ const std::string& build_source_dir() {
   return d;
 }
 
+const std::string& build_python() {
+  static const std::string p = ATTNSCOPE_PYTHON;
+  return p;
+}
+
+const std::string& build_python_package_dir() {
+  static const std::string d = ATTNSCOPE_PYTHON_PACKAGE_DIR;
+  return d;
+}
+
 }  // namespace attn::cli

@@ -6,8 +6,10 @@
 
 namespace attn::cli {
 
-const std::string& build_version();     // "0.1.0"
-const std::string& build_git_commit();  // 12 hex digits, or "unknown"
-const std::string& build_source_dir();  // the checkout it was configured from (presets, fonts)
+const std::string& build_version();             // "0.1.0"
+const std::string& build_git_commit();          // 12 hex digits, or "unknown"
+const std::string& build_source_dir();          // the checkout it was configured from (presets, fonts)
+const std::string& build_python();              // the interpreter the Python module was built for ("" = none)
+const std::string& build_python_package_dir();  // the build tree's python/ folder
 
 }  // namespace attn::cli

@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
   add_kernel_source_option(
       *kernels, kernels_sources,
       "also list the kernel of a kernel source (compiled with NVRTC to probe what it takes)");
+  std::vector<std::string> kernels_python;
+  add_python_kernel_option(*kernels, kernels_python,
+                           "also list a Python kernel (FILE.py:FUNC[=ID]); repeatable");
 
   CompileOptions compile_options;
   CLI::App* compile = add_compile_command(app, compile_options);
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
   }
 
   run_options.command_line = join_command_line(std::vector<std::string>(argv, argv + argc));
-  if (*kernels) return list_kernels(kernels_json, kernels_plugins, kernels_sources);
+  if (*kernels) return list_kernels(kernels_json, kernels_plugins, kernels_sources, kernels_python);
   if (*devices) return list_devices(devices_json);
   if (*compile) return compile_kernel_source(compile_options);
   if (*peaks) return show_peaks(peaks_options);

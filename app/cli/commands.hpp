@@ -23,6 +23,7 @@ struct RunOptions {
   IsolationOptions isolation;
   std::vector<std::string> plugins;         // --plugin PATH (repeatable), after ATTNSCOPE_PLUGIN_PATH's
   std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu (repeatable)
+  std::vector<std::string> python_kernels;  // --python-kernel FILE.py:FUNC[=ID] (repeatable)
 };
 
 int run_sweep(const RunOptions& options);
@@ -64,7 +65,8 @@ int submit_slurm(const SlurmOptions& options);
 // The registry, plus the kernels of the plug-ins (ATTNSCOPE_PLUGIN_PATH, then `plugins`), marked with
 // their library. A plug-in that cannot be loaded: exit 2 naming it.
 int list_kernels(bool as_json, const std::vector<std::string>& plugins = {},
-                 const std::vector<std::string>& kernel_sources = {});
+                 const std::vector<std::string>& kernel_sources = {},
+                 const std::vector<std::string>& python_kernels = {});
 int list_devices(bool as_json);
 
 // The directory holding the shipped presets: $ATTNSCOPE_PRESETS, else the source tree's copy.

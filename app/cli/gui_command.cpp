@@ -11,8 +11,11 @@
 #include <filesystem>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/python_kernels.hpp"
 #include "app/cli/run_flags.hpp"
 #include "kernels/api/plugin_loader.hpp"
+#include "kernels/api/python_entry.hpp"
+#include "profiling/engine/engine.hpp"
 
 namespace attn::cli {
 
@@ -80,6 +83,9 @@ void add_gui_flags(CLI::App& cmd, GuiOptions& o) {
       cmd, o.kernel_sources,
       "compile a CUDA kernel source with NVRTC: its kernel joins the kernel list and the "
       "sweeps (repeatable; docs/plugins.md)");
+  add_python_kernel_option(cmd, o.python_kernels,
+                           "a Python callable or adapter (torch.flash, ...): joins the kernel list and the "
+                           "sweeps, its cases run in Python workers (repeatable; docs/python.md)");
   cmd.add_option("--watch", o.watch,
                  "watch a plug-in library (.so) or kernel source (.cu): each save loads a new version and "
                  "reruns the current sweep for its kernels as its own series, my.kernel@v2 (repeatable)")
@@ -114,6 +120,14 @@ int run_gui_command(const GuiOptions& options, const std::vector<std::string>& a
       load_plugins(options.kernel_sources);
     } catch (const PluginError& e) {
       std::fprintf(stderr, "attnscope gui: --kernel-source %s\n", e.what());
+      return kExitBadInput;
+    }
+    install_python_describe_loader();
+    set_python_kernel_backend(cuda_device_available() ? Backend::cuda : Backend::cpu);
+    try {
+      load_plugins(python_kernel_entries(options.python_kernels));
+    } catch (const PluginError& e) {
+      std::fprintf(stderr, "attnscope gui: --python-kernel %s\n", e.what());
       return kExitBadInput;
     }
     return g_entry(options);

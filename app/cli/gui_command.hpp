@@ -25,6 +25,7 @@ struct GuiOptions {
   std::optional<std::string> facet;     // the Plots panel's panels at start: none|auto|an axis
   std::vector<std::string> plugins;     // --plugin PATH: plug-in kernels in the kernel list and sweeps
   std::vector<std::string> kernel_sources;  // --kernel-source FILE.cu: likewise, compiled with NVRTC
+  std::vector<std::string> python_kernels;  // --python-kernel FILE.py:FUNC[=ID]: run in Python workers
   std::vector<std::string> watch;           // --watch FILE (.so or .cu): hot reload, each save a new version
   std::optional<std::string> select;        // case id selected at start
 };

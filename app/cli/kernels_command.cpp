@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/python_kernels.hpp"
 #include "kernels/api/plugin_loader.hpp"
+#include "kernels/api/python_entry.hpp"
 #include "kernels/registry.hpp"
+#include "profiling/engine/engine.hpp"
 
 namespace attn::cli {
 
@@ -131,14 +134,18 @@ std::string knob_names(const KernelSpec& k) {
 
 std::string knob_values(const KnobSpec& knob) {
   std::string out;
-  for (int v : knob.values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  for (int v : knob.values) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(v);
+  }
   return out;
 }
 
 }  // namespace
 
 int list_kernels(bool as_json, const std::vector<std::string>& plugins,
-                 const std::vector<std::string>& kernel_sources) {
+                 const std::vector<std::string>& kernel_sources,
+                 const std::vector<std::string>& python_kernels) {
   try {
     load_plugins(plugin_paths(plugins));
   } catch (const PluginError& e) {
@@ -150,6 +157,22 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins,
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope kernels: --kernel-source %s\n", e.what());
     return kExitBadInput;
+  }
+  install_python_describe_loader();
+  set_python_kernel_backend(cuda_device_available() ? Backend::cuda : Backend::cpu);
+  try {
+    load_plugins(python_kernel_entries(python_kernels));
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope kernels: --python-kernel %s\n", e.what());
+    return kExitBadInput;
+  }
+  // The built-in adapters, loaded or not, with what is missing for those that cannot load here.
+  std::vector<PythonAdapterStatus> adapters;
+  std::string adapters_missing;
+  try {
+    adapters = python_adapters();
+  } catch (const PluginError& e) {
+    adapters_missing = e.what();
   }
   const std::vector<const KernelSpec*> listed = listed_kernels();
   nlohmann::json all = nlohmann::json::array();
@@ -184,15 +207,36 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins,
     }
     row.push_back(dims);
     row.push_back(knob_names(k));
-    row.push_back(lib ? k.description + (source ? " [kernel source " : " [plug-in ") + lib->path + "]"
-                      : k.description);
+    std::string described = k.description;
+    if (lib) {
+      described += source ? " [kernel source " : lib->kind == "python" ? " [" : " [plug-in ";
+      described += lib->path;
+      described += "]";
+    }
+    row.push_back(std::move(described));
     table.push_back(std::move(row));
     all.push_back(std::move(j));
+  }
+  std::vector<std::vector<std::string>> adapter_rows{{"python adapter", "available", "why not"}};
+  for (const PythonAdapterStatus& a : adapters) {
+    if (find_kernel(a.id)) continue;  // loaded above, listed with the others
+    all.push_back({{"id", a.id},
+                   {"backend", "cuda"},
+                   {"python_adapter", true},
+                   {"available", a.available},
+                   {"why_not", a.why}});
+    adapter_rows.push_back({a.id, a.available ? "yes" : "no", a.why});
   }
   if (as_json) {
     std::puts(all.dump(2).c_str());
   } else {
     std::fputs(aligned(table).c_str(), stdout);
+    if (!adapters_missing.empty())
+      std::printf("\nPython adapters (torch.*, triton.*): not listed: %s\n", adapters_missing.c_str());
+    if (adapter_rows.size() > 1) {
+      std::puts("\nPython adapters (sweep one with --kernels <id>; its cases run in Python workers):");
+      std::fputs(aligned(adapter_rows).c_str(), stdout);
+    }
     if (knob_rows.size() > 1) {
       std::puts(
           "\nKnobs (set one with --kernels <id>@<knob>=<value>+...; 0 lets the kernel's traits choose where "

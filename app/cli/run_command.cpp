@@ -13,8 +13,10 @@
 #include "app/cli/build_info.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/progress.hpp"
+#include "app/cli/python_kernels.hpp"
 #include "app/cli/report_commands.hpp"
 #include "kernels/api/plugin_loader.hpp"
+#include "kernels/api/python_entry.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
@@ -144,6 +146,8 @@ void plan_from_flags(const RunOptions& options, const std::optional<Shard>& shar
     const char* fallback = gpu && !cpu_requested ? "quick" : "cpu-quick";
     const bool use_default = !options.sweep.preset && !options.sweep.any_axis() && !options.sweep.kernels;
     rp.spec = spec_from_overrides(options.sweep, presets_dir(), use_default ? fallback : "");
+    add_python_adapter_entries(rp.spec);
+    set_python_kernel_backend(pick_backend(rp.spec));
     try {
       load_plugins(rp.spec.plugins);
     } catch (const PluginError& e) {
@@ -190,6 +194,7 @@ void plan_for_resume(const RunOptions& options, const std::optional<Shard>& shar
   rp.spec.protocol = stored_run.protocol;
   rp.spec.baseline = stored_run.baseline;
   rp.backend = stored.backend;
+  set_python_kernel_backend(stored.backend);
   if (any_sweep_flag(options.sweep) || shard_flag) {
     RunPlan flags;
     SweepOverrides o = options.sweep;
@@ -261,7 +266,8 @@ std::vector<WorkerSlot> worker_slots(const IsolationOptions& iso, const RunPlan&
   setup.debug_kernels = rp.file.debug_kernels;
   setup.plugins = loaded_plugin_paths();
   try {
-    return make_worker_slots(iso.worker_cmds, devices, self_executable(), setup);
+    const WorkerProgram program = worker_program(self_executable());
+    return make_worker_slots(iso.worker_cmds, devices, SpawnSpec{program.argv, {}, program.env}, setup);
   } catch (const SpecError& e) {
     throw BadInput(e.what());
   }
@@ -319,6 +325,14 @@ int run_sweep(const RunOptions& options) {
     load_plugins(options.kernel_sources);
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope run: --kernel-source %s\n", e.what());
+    return kExitBadInput;
+  }
+  install_python_describe_loader();
+  set_python_kernel_backend(backend_before_spec(options.sweep));
+  try {
+    load_plugins(python_kernel_entries(options.python_kernels));
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope run: --python-kernel %s\n", e.what());
     return kExitBadInput;
   }
   RunPlan rp;

@@ -27,6 +27,16 @@ void add_run_flags(CLI::App& cmd, RunOptions& o) {
       "compile a CUDA kernel source with NVRTC and sweep its kernel "
       "(include/attnscope/kernel_source.h; docs/plugins.md); repeatable; workers load the same")
       ->group("Sweep");
+  add_python_kernel_option(cmd, o.python_kernels,
+                           "sweep a Python callable fn(q, k, v, *, causal, window, scale, out=None) -> o "
+                           "(docs/python.md), or a built-in adapter (torch.flash, torch.flex, ...); "
+                           "repeatable; its cases run in Python workers")
+      ->group("Sweep");
+}
+
+CLI::Option* add_python_kernel_option(CLI::App& cmd, std::vector<std::string>& into,
+                                      const std::string& help) {
+  return cmd.add_option("--python-kernel", into, help)->type_name("FILE.py:FUNC[=ID]");
 }
 
 CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& into,
@@ -70,6 +80,10 @@ std::vector<std::string> run_args(const RunOptions& o) {
   }
   for (const std::string& p : o.kernel_sources) {
     args.emplace_back("--kernel-source");
+    args.push_back(p);
+  }
+  for (const std::string& p : o.python_kernels) {
+    args.emplace_back("--python-kernel");
     args.push_back(p);
   }
   return args;

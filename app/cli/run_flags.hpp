@@ -15,6 +15,8 @@ void add_run_flags(CLI::App& cmd, RunOptions& o);
 
 // --kernel-source FILE.cu (repeatable) into `into`; a name not ending in .cu is refused at parse time.
 CLI::Option* add_kernel_source_option(CLI::App& cmd, std::vector<std::string>& into, const std::string& help);
+// --python-kernel FILE.py:FUNC[=ID] (repeatable) into `into`; checked when loaded.
+CLI::Option* add_python_kernel_option(CLI::App& cmd, std::vector<std::string>& into, const std::string& help);
 
 // "run" and the flags that give `o` back (command_line is not a flag and is left out).
 std::vector<std::string> run_args(const RunOptions& o);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/build_info.hpp"
+#include "app/cli/python_kernels.hpp"
 #include "kernels/api/plugin_loader.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/plugin_records.hpp"
@@ -234,7 +235,9 @@ void JobRunner::run_sweep(SweepJob job) {
     options.poll_interval_s = 0.1;
     SupervisorSummary summary;
     try {
-      options.slots = make_worker_slots(job.worker_cmds, job.devices, exe, setup, "worker command");
+      const cli::WorkerProgram program = cli::worker_program(exe);
+      options.slots = make_worker_slots(job.worker_cmds, job.devices,
+                                        SpawnSpec{program.argv, {}, program.env}, setup, "worker command");
       session->use_workers(options.slots);
       session->start();
       const JsonWorkerCodec codec;

@@ -76,6 +76,10 @@ class PreparedKernel {
   // Enqueues the attention on args.stream (CUDA) or runs it to completion (CPU). Throws
   // KernelError on failure; must not synchronise the stream.
   virtual void run(const AttentionArgs& args) = 0;
+  // For a kernel whose output lands in memory of its own (a Python callable that returns a new
+  // tensor): copies the last run's O into args.o, enqueued on args.stream. The engines call it after
+  // the check run only, so the timed runs measure the kernel and not this copy.
+  virtual void copy_out(const AttentionArgs& /*args*/) {}
   // The backward pass, for kernels whose KernelSpec has `backward_why_not` and a problem it takes;
   // the same rules as run(). The forward that produced args.o and args.lse ran on this object.
   virtual std::size_t backward_workspace_bytes() const { return 0; }

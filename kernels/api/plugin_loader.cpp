@@ -11,6 +11,7 @@
 
 #include "include/attnscope/plugin.h"
 #include "kernels/api/plugin_abi.hpp"
+#include "kernels/api/python_entry.hpp"
 #include "kernels/api/sha256.hpp"
 #include "kernels/api/source_kernel.hpp"
 #include "kernels/registry.hpp"
@@ -255,10 +256,49 @@ PluginInfo load_one(const std::string& path, const PluginInfo* previous, std::ve
   return info;
 }
 
+// A Python entry through the front-end's loader (python_entry.hpp).
+PluginInfo load_python(const PythonEntry& entry, std::vector<KernelSpec>& specs) {
+  PythonKernels loaded = load_python_entry(entry);
+  PluginInfo info;
+  info.path = entry.text();
+  info.kind = "python";
+  info.name = loaded.name;
+  info.versions = std::move(loaded.versions);
+  if (!entry.builtin()) {
+    std::error_code ec;
+    info.size = static_cast<std::int64_t>(std::filesystem::file_size(entry.file, ec));
+    info.sha256 = sha256_file(entry.file);
+  }
+  for (KernelSpec& s : loaded.specs) {
+    if (const KernelSpec* existing = find_kernel(s.id)) {
+      const PluginInfo* owner = plugin_of(existing->id);
+      throw PluginError(entry.text() + ": kernel '" + s.id + "' is already registered" +
+                        (owner ? " by " + owner->path : std::string(" (a built-in kernel)")) +
+                        "; give this one another id with =ID");
+    }
+    info.kernels.push_back(s.id);
+    specs.push_back(std::move(s));
+  }
+  return info;
+}
+
 }  // namespace
 
 void load_plugins(const std::vector<std::string>& paths) {
   for (const std::string& given : paths) {
+    if (const std::optional<PythonEntry> entry = parse_python_entry(given)) {
+      const std::string text = entry->text();
+      if (std::any_of(plugins().begin(), plugins().end(),
+                      [&](const PluginInfo& p) { return p.path == text; }))
+        continue;
+      if (!entry->builtin() && !std::filesystem::is_regular_file(entry->file))
+        throw PluginError(text + ": no such file " + entry->file + " (--python-kernel FILE.py:FUNC[=ID])");
+      std::vector<KernelSpec> specs;
+      PluginInfo info = load_python(*entry, specs);
+      register_plugin_kernels(std::move(specs));
+      plugins().push_back(std::move(info));
+      continue;
+    }
     std::error_code ec;
     const std::filesystem::path abs = std::filesystem::absolute(given, ec);
     const std::string path = ec ? given : abs.lexically_normal().string();

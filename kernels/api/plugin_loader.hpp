@@ -24,7 +24,7 @@ struct PluginInfo {
   std::string sha256;
   std::string name;                  // the plug-in's own name; "kernel source" for a .cu
   std::vector<std::string> kernels;  // the ids it registered
-  std::string kind = "library";      // "library" or "source"
+  std::string kind = "library";      // "library", "source" or "python" (kernels/api/python_entry.hpp)
   // For a kernel source: the compiler and the options every configuration shares (NVRTC 13.0,
   // -arch, -std, ...); each case adds its -DATTN_HEAD_DIM, -DATTN_DTYPE and knob definitions.
   std::vector<std::string> compile;
@@ -32,6 +32,8 @@ struct PluginInfo {
   // the user edits, `version` 1, 2, ... in the order the versions were saved; 0 = not watched.
   std::string watched;
   int version = 0;
+  // For Python kernels: the interpreter and the libraries they run on ("Python 3.12.3", "torch ...").
+  std::vector<std::string> versions;
 };
 
 // Loads each library not loaded yet (a path loaded before is skipped), in order; throws PluginError

@@ -91,6 +91,7 @@ void run_once(PreparedKernel& kernel, const AttentionArgs& args, const CaseBuffe
   const auto stream = static_cast<cudaStream_t>(args.stream);
   poison_outputs(b, Pass::fwd, stream);
   kernel.run(args);
+  kernel.copy_out(args);
   ATTN_CUDA_CHECK(cudaGetLastError());
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

@@ -135,6 +135,7 @@ class CpuEngine final : public CaseEngine {
     if (m_protocol.check || backward) {  // a backward needs the forward's O and LSE, checked or not
       PhaseClock clock(ph.check_s);
       kernel->run(args);
+      kernel->copy_out(args);
     }
     if (m_protocol.check) {
       PhaseClock clock(ph.check_s);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/api/python_entry.hpp"
 #include "kernels/api/source_kernel.hpp"
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/protocol_fields.hpp"
@@ -17,7 +18,8 @@ namespace attn {
 namespace {
 
 constexpr const char* kTopKeys =
-    "name, description, plugins, kernel_sources, kernels, baseline, backend, sweep, group, protocol";
+    "name, description, plugins, kernel_sources, python_kernels, kernels, baseline, backend, sweep, group, "
+    "protocol";
 constexpr const char* kAxisKeys =
     "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, "
     "window, pass";
@@ -377,6 +379,25 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
       if (sources && !is_kernel_source(path)) r.fail(e, key, {"not a .cu file", allowed});
       const std::filesystem::path p(path);
       spec.plugins.push_back(p.is_absolute() ? path : (dir / p).lexically_normal().string());
+    }
+  }
+  if (const auto* n = root.get("python_kernels")) {
+    const char* allowed =
+        "an array of \"FILE.py:FUNC[=ID]\" (FILE absolute, or relative to the preset's folder) or adapter "
+        "ids (torch.flash, ...)";
+    const auto* arr = n->as_array();
+    if (!arr) r.fail(*n, "python_kernels", {"expected an array of strings", allowed});
+    const std::string dir = std::filesystem::path(source).parent_path().string();
+    for (const toml::node& e : *arr) {
+      const std::string text = r.string(e, "python_kernels", allowed);
+      try {
+        if (text.find(':') == std::string::npos && is_python_adapter_id(text))
+          spec.plugins.push_back(std::string(kPythonEntryPrefix) + text);
+        else
+          spec.plugins.push_back(parse_python_kernel_spec(text, dir, "python_kernels").text());
+      } catch (const std::exception& ex) {
+        r.fail(e, "python_kernels", {ex.what(), allowed});
+      }
     }
   }
   if (const auto* n = root.get("kernels")) spec.kernels = r.kernels(*n, spec.kernel_where);

@@ -3,6 +3,7 @@
 // preset back).
 #include <fmt/format.h>
 
+#include "kernels/api/python_entry.hpp"
 #include "profiling/sweep/preset.hpp"
 
 namespace attn {
@@ -74,7 +75,16 @@ std::string preset_toml(const SweepSpec& spec) {
   auto line = [&](const char* key, const std::string& value) { out += fmt::format("{} = {}\n", key, value); };
   if (!spec.name.empty()) line("name", toml_string(spec.name));
   if (!spec.description.empty()) line("description", toml_string(spec.description));
-  if (!spec.plugins.empty()) line("plugins", toml_array(spec.plugins, toml_string));
+  // Python kernels go back under their own key, in the form it reads ("FILE.py:FUNC=ID" or an id).
+  std::vector<std::string> libraries, python;
+  for (const std::string& p : spec.plugins) {
+    if (const auto e = parse_python_entry(p))
+      python.push_back(e->builtin() ? e->id : e->file + ":" + e->function + "=" + e->id);
+    else
+      libraries.push_back(p);
+  }
+  if (!libraries.empty()) line("plugins", toml_array(libraries, toml_string));
+  if (!python.empty()) line("python_kernels", toml_array(python, toml_string));
   line("kernels", toml_array(spec.kernels, toml_string));
   if (!spec.baseline.empty()) line("baseline", toml_string(spec.baseline));
   if (spec.backend) line("backend", toml_string(std::string(to_string(*spec.backend))));

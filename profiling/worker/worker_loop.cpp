@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/api/plugin_loader.hpp"
+#include "kernels/api/python_entry.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/worker/pipe_io.hpp"
@@ -103,6 +104,7 @@ int run_worker(int in_fd, int out_fd, const WorkerCodec& codec, const WorkerSetu
   std::unique_ptr<CaseEngine> engine;
   try {
     if (setup.debug_kernels) register_debug_kernels(setup.backend);
+    set_python_kernel_backend(setup.backend);  // Python kernels take this backend's tensors
     load_plugins(setup.plugins);  // the same libraries the supervisor loaded (a PluginError ends the start)
     if (setup.backend == Backend::cuda) {
       const std::string visible = select_cuda_device(setup.device);

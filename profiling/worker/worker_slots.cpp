@@ -8,7 +8,7 @@
 namespace attn {
 
 std::vector<WorkerSlot> make_worker_slots(const std::vector<std::string>& commands,
-                                          const std::vector<int>& devices, const std::string& self_exe,
+                                          const std::vector<int>& devices, const SpawnSpec& local,
                                           const WorkerSetup& setup, const char* flag) {
   std::vector<std::string> cmds = commands;
   if (cmds.empty()) cmds.emplace_back();  // this executable
@@ -20,10 +20,10 @@ std::vector<WorkerSlot> make_worker_slots(const std::vector<std::string>& comman
     for (int d : devices) {
       WorkerSlot s;
       if (cmd.empty())
-        s.launch.argv = {self_exe, "worker"};
+        s.launch = local;
       else
         s.launch.shell_command = cmd;
-      s.launch.env = {{"ATTNSCOPE_WORKER_DEVICE", std::to_string(d)}};
+      s.launch.env.emplace_back("ATTNSCOPE_WORKER_DEVICE", std::to_string(d));
       s.setup = setup;
       s.setup.device = d;
       s.label = fmt::format("w{} (device {}{})", slots.size(), d, cmd.empty() ? "" : " via '" + cmd + "'");

@@ -9,12 +9,12 @@
 namespace attn {
 
 // `commands`: shell commands that run `attnscope worker` (ssh, srun...); an empty string stands for
-// `self_exe worker` run directly. Each command x each device is one slot, labelled
-// "w<i> (device <d>[ via '<command>'])", with ATTNSCOPE_WORKER_DEVICE=<d> in its environment and
-// `setup` (device set) as its first stdin line. Throws SpecError naming `flag` for a command that
-// is only blanks.
+// `local` run directly (`attnscope worker`, or the Python worker when Python kernels take part). Each command
+// x each device is one slot, labelled "w<i> (device <d>[ via '<command>'])", with ATTNSCOPE_WORKER_DEVICE=<d>
+// in its environment and `setup` (device set) as its first stdin line. Throws SpecError naming `flag` for a
+// command that is only blanks.
 std::vector<WorkerSlot> make_worker_slots(const std::vector<std::string>& commands,
-                                          const std::vector<int>& devices, const std::string& self_exe,
+                                          const std::vector<int>& devices, const SpawnSpec& local,
                                           const WorkerSetup& setup, const char* flag = "--worker-cmd");
 
 }  // namespace attn

@@ -1,0 +1,209 @@
+// Python callables as registry entries (python_kernel.hpp). The Python half (attnscope/_kernels.py)
+// resolves entries, binds a callable to a case's tensors and copies a returned output into O; this
+// half turns those objects into KernelSpec and PreparedKernel and Python errors into kernel errors.
+#include "app/python/python_kernel.hpp"
+
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <vector>
+
+#include "app/python/dlpack_view.hpp"
+#include "kernels/api/plugin_loader.hpp"
+
+namespace attn::python {
+
+namespace py = pybind11;
+
+namespace {
+
+py::module_ kernels_module() { return py::module_::import("attnscope._kernels"); }
+
+py::dict problem_dict(const Problem& p, Backend backend) {
+  py::dict d;
+  d["batch"] = p.batch;
+  d["heads_q"] = p.heads_q;
+  d["heads_kv"] = p.heads_kv;
+  d["seq_q"] = p.seq_q;
+  d["seq_kv"] = p.seq_kv;
+  d["head_dim"] = p.head_dim;
+  d["head_dim_v"] = p.head_dim_v;
+  d["dtype"] = std::string(to_string(p.dtype));
+  d["causal"] = p.causal;
+  d["window"] = p.window.active() ? py::object(py::make_tuple(p.window.left, p.window.right)) : py::none();
+  d["scale"] = p.default_scale();
+  d["pass"] = std::string(to_string(p.pass));
+  d["backend"] = std::string(to_string(backend));
+  return d;
+}
+
+// Unsupported (from attnscope._kernels) becomes a skip; anything else an error of the case.
+[[noreturn]] void rethrow_as_kernel_error(py::error_already_set& e, const std::string& what) {
+  if (e.matches(kernels_module().attr("Unsupported")))
+    throw Unsupported(py::str(e.value()).cast<std::string>());
+  throw KernelError(what + python_error_text(e));
+}
+
+// A case's callable bound to its tensors. Every Python object is released with the GIL held.
+class PythonKernel final : public PreparedKernel {
+ public:
+  PythonKernel(py::object fn, const Problem& p, Backend backend)
+      : m_fn(std::move(fn)), m_problem(p), m_backend(backend) {}
+  ~PythonKernel() override {
+    py::gil_scoped_acquire gil;
+    m_last = py::object();
+    m_bound = py::object();
+    m_fn = py::object();
+  }
+  PythonKernel(const PythonKernel&) = delete;
+  PythonKernel& operator=(const PythonKernel&) = delete;
+
+  void run(const AttentionArgs& a) override {
+    py::gil_scoped_acquire gil;
+    try {
+      bind(a);
+      m_last = m_bound();
+    } catch (py::error_already_set& e) {
+      m_last = py::object();
+      rethrow_as_kernel_error(e, "");
+    }
+  }
+
+  void copy_out(const AttentionArgs& a) override {
+    py::gil_scoped_acquire gil;
+    try {
+      bind(a);
+      kernels_module().attr("copy_out")(m_bound, m_last);
+    } catch (py::error_already_set& e) {
+      rethrow_as_kernel_error(e, "");
+    }
+  }
+
+ private:
+  // Tensors over the engine's buffers, made once per set of buffers (the timed runs reuse them).
+  void bind(const AttentionArgs& a) {
+    if (m_bound && a.q == m_q && a.o == m_o && a.stream == m_stream) return;
+    const Problem& p = m_problem;
+    // The CPU engine holds every dtype as fp32 (rounded to the problem's dtype).
+    const DType t = m_backend == Backend::cpu ? DType::fp32 : p.dtype;
+    auto view = [&](const void* data, std::vector<std::int64_t> shape) {
+      void* memory = const_cast<void*>(data);
+      return m_backend == Backend::cpu ? host_array(static_cast<float*>(memory), shape)
+                                       : dlpack_view(memory, shape, t, m_backend);
+    };
+    m_bound =
+        kernels_module().attr("bind")(m_fn, view(a.q, {p.batch, p.seq_q, p.heads_q, p.head_dim}),
+                                      view(a.k, {p.batch, p.seq_kv, p.heads_kv, p.head_dim}),
+                                      view(a.v, {p.batch, p.seq_kv, p.heads_kv, p.head_dim_v}),
+                                      view(a.o, {p.batch, p.seq_q, p.heads_q, p.head_dim_v}),
+                                      problem_dict(p, m_backend), reinterpret_cast<std::uintptr_t>(a.stream));
+    m_q = a.q;
+    m_o = a.o;
+    m_stream = a.stream;
+  }
+
+  py::object m_fn, m_bound, m_last;
+  Problem m_problem;
+  Backend m_backend;
+  const void* m_q = nullptr;
+  const void* m_o = nullptr;
+  void* m_stream = nullptr;
+};
+
+// A kernel definition (attnscope._kernels.KernelDef) as a registry entry. The definition lives as
+// long as the process: registry entries are copied and outlive the interpreter's teardown, so they
+// hold it without ever releasing it.
+KernelSpec spec_of(const py::handle& def, Backend backend) {
+  auto* held = new py::object(py::reinterpret_borrow<py::object>(def));
+  KernelSpec s;
+  s.id = def.attr("id").cast<std::string>();
+  s.description = def.attr("description").cast<std::string>();
+  s.backend = backend;
+  s.why_not = [held](const Problem& p, const Knobs&) -> std::string {
+    py::gil_scoped_acquire gil;
+    try {
+      return held->attr("why_not")(problem_dict(p, python_kernel_backend())).cast<std::string>();
+    } catch (py::error_already_set& e) {
+      return "why_not raised " + python_error_text(e);
+    }
+  };
+  s.prepare = [held](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
+    py::gil_scoped_acquire gil;
+    const Backend b = python_kernel_backend();
+    try {
+      py::object fn = held->attr("prepare")(problem_dict(p, b));
+      return std::make_unique<PythonKernel>(std::move(fn), p, b);
+    } catch (py::error_already_set& e) {
+      rethrow_as_kernel_error(e, "prepare: ");
+    }
+  };
+  return s;
+}
+
+PythonKernels load(const PythonEntry& entry, Backend backend) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::object loaded = kernels_module().attr("load_entry")(entry.file, entry.function, entry.id,
+                                                            std::string(to_string(backend)));
+    PythonKernels out;
+    out.name = loaded.attr("name").cast<std::string>();
+    out.versions = loaded.attr("versions").cast<std::vector<std::string>>();
+    for (const py::handle def : loaded.attr("kernels")) out.specs.push_back(spec_of(def, backend));
+    return out;
+  } catch (py::error_already_set& e) {
+    throw PluginError(entry.text() + ": " + python_error_text(e));
+  }
+}
+
+}  // namespace
+
+std::string python_error_text(py::error_already_set& e) {
+  std::string text = py::str(e.type().attr("__name__")).cast<std::string>();
+  const std::string message = py::str(e.value()).cast<std::string>();
+  if (!message.empty()) text += ": " + message;
+  try {
+    if (e.trace()) {
+      const py::list frames = py::module_::import("traceback").attr("extract_tb")(e.trace());
+      if (!frames.empty()) {
+        const py::handle f = frames[frames.size() - 1];
+        text += " (" + py::str(f.attr("filename")).cast<std::string>() + ":" +
+                py::str(f.attr("lineno")).cast<std::string>() + " in " +
+                py::str(f.attr("name")).cast<std::string>() + ")";
+      }
+    }
+  } catch (py::error_already_set&) {
+    // The location is a courtesy: the type and message stand alone.
+  }
+  return text;
+}
+
+void install_python_loader() { set_python_kernel_loader(load); }
+
+py::dict describe_entry(const std::string& entry_text, const std::string& backend) {
+  py::dict out;
+  try {
+    const std::optional<PythonEntry> entry = parse_python_entry(entry_text);
+    if (!entry) throw PluginError(entry_text + ": expected python:FILE.py:FUNC=ID or python:<adapter id>");
+    PythonKernels k;
+    {
+      py::gil_scoped_release release;  // load() takes the GIL back itself
+      k = load(*entry, backend == "cuda" ? Backend::cuda : Backend::cpu);
+    }
+    out["name"] = k.name;
+    out["versions"] = k.versions;
+    py::list kernels;
+    for (const KernelSpec& s : k.specs) {
+      py::dict d;
+      d["id"] = s.id;
+      d["description"] = s.description;
+      d["backward"] = static_cast<bool>(s.backward_why_not);
+      kernels.append(d);
+    }
+    out["kernels"] = kernels;
+  } catch (const PluginError& e) {
+    out["error"] = std::string(e.what());
+  }
+  return out;
+}
+
+}  // namespace attn::python

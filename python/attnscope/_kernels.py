@@ -1,0 +1,158 @@
+"""Python kernels inside the engine: resolving an entry to kernel definitions, binding a callable to
+a case's tensors, and copying an output it returns into attnscope's O buffer (after the check run
+only, so timed runs measure the callable alone). The C++ half is app/python/python_kernel.cpp.
+
+A kernel is any callable ``fn(q, k, v, *, causal, window, scale, out=None) -> o``: q [B, Sq, Hq, D],
+k [B, Sk, Hkv, D], v [B, Sk, Hkv, Dv] and o [B, Sq, Hq, Dv] (BSHD, contiguous) are torch CUDA
+tensors on the cuda backend and NumPy float32 arrays on the cpu backend. ``causal`` is bottom-right
+aligned (FlashAttention's convention); ``window`` is None or (left, right) keys around the diagonal,
+-1 meaning unbounded on that side. The callable writes ``out`` in place, or returns a new tensor.
+Optional attributes refine it: ``attnscope_id`` (the id attnscope.run gives it; on the command line
+``=ID`` does), ``attnscope_description``,
+``attnscope_why_not(problem) -> str`` (empty: taken) and ``attnscope_prepare(problem) -> callable``
+(set-up outside the timed region, e.g. compiling; its time is the case's ``prepare`` phase).
+"""
+import functools
+import hashlib
+import importlib.util
+import os
+import platform
+import sys
+
+
+class Unsupported(Exception):
+    """A kernel does not take this problem: the case is `skipped` with this message."""
+
+
+class KernelDef:
+    """One registry entry made from Python."""
+
+    def __init__(self, id, description, fn=None, why_not=None, prepare=None):
+        self.id = id
+        self.description = description
+        self._fn = fn
+        self._why_not = why_not
+        self._prepare = prepare
+
+    def why_not(self, problem):
+        if self._why_not is None:
+            return ""
+        reason = self._why_not(dict(problem))
+        return "" if not reason else str(reason)
+
+    def prepare(self, problem):
+        if self._prepare is not None:
+            fn = self._prepare(dict(problem))
+            if not callable(fn):
+                raise TypeError(f"{self.id}: attnscope_prepare returned {type(fn).__name__}; expected a callable")
+            return fn
+        return self._fn
+
+
+class Loaded:
+    """What an entry registers: its kernels, a name and the library versions records carry."""
+
+    def __init__(self, name, versions, kernels):
+        self.name = name
+        self.versions = list(versions)
+        self.kernels = list(kernels)
+
+
+def library_versions(*names):
+    """"Python 3.12.3", then "<name> <version>" for each named library that is imported."""
+    out = [f"Python {platform.python_version()}"]
+    for name in names:
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "__version__", None):
+            out.append(f"{name} {mod.__version__}")
+    return out
+
+
+def _import_file(path):
+    digest = hashlib.sha256(path.encode()).hexdigest()[:12]
+    name = f"attnscope_user_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # so the file imports its neighbours
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def user_kernel(path, function, kernel_id):
+    """The KernelDef of ``function`` in the file ``path``."""
+    obj = _import_file(path)
+    for part in function.split("."):
+        if not hasattr(obj, part):
+            raise AttributeError(f"{path} has no attribute '{function}' (--python-kernel FILE.py:FUNC)")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"{path}:{function} is a {type(obj).__name__}, not a callable")
+    doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    description = getattr(obj, "attnscope_description", None) or (doc[0] if doc else f"{function} from {path}")
+    return KernelDef(kernel_id, str(description), fn=obj, why_not=getattr(obj, "attnscope_why_not", None),
+                     prepare=getattr(obj, "attnscope_prepare", None))
+
+
+def load_entry(path, function, kernel_id, backend):
+    """An entry's kernels: a user's callable (path set) or a built-in adapter (path empty)."""
+    if not path:
+        from . import adapters
+        return adapters.load(kernel_id, backend)
+    kernel = user_kernel(path, function, kernel_id)
+    return Loaded("python callable", library_versions("numpy", "torch", "triton"), [kernel])
+
+
+def bind(fn, q, k, v, o, problem, stream):
+    """``fn`` applied to tensors over the case's buffers, as a call with no arguments. On cuda, torch's
+    current stream becomes attnscope's, so the callable's kernels land where the CUDA events are."""
+    if problem["backend"] == "cuda":
+        import torch
+        tensors = [torch.from_dlpack(x) for x in (q, k, v, o)]
+        if stream:
+            torch.cuda.set_stream(torch.cuda.ExternalStream(stream))
+    else:
+        import numpy as np
+        tensors = [x if isinstance(x, np.ndarray) else np.from_dlpack(x) for x in (q, k, v, o)]
+    window = problem["window"]
+    call = functools.partial(fn, tensors[0], tensors[1], tensors[2], causal=problem["causal"],
+                             window=None if window is None else tuple(window), scale=problem["scale"],
+                             out=tensors[3])
+    return call
+
+
+def copy_out(call, result):
+    """Puts what the last call returned into O, unless it wrote O in place. A result of the wrong
+    type, shape or dtype is an error naming what was expected."""
+    o = call.keywords["out"]
+    if result is None or result is o:
+        return
+    expected = "[B, Sq, Hq, Dv] = " + str(tuple(o.shape))
+    if type(o).__module__.startswith("torch"):
+        import torch
+        if not isinstance(result, torch.Tensor):
+            raise TypeError(f"the kernel returned {type(result).__name__}; expected a torch.Tensor {expected}")
+        if tuple(result.shape) != tuple(o.shape):
+            raise ValueError(f"the kernel returned shape {tuple(result.shape)}; expected {expected}")
+        if result.dtype != o.dtype:
+            raise TypeError(f"the kernel returned {result.dtype}; expected {o.dtype} (the problem's dtype)")
+        if result.device != o.device:
+            raise ValueError(f"the kernel returned a tensor on {result.device}; expected {o.device}")
+        if result.data_ptr() != o.data_ptr():
+            o.copy_(result)
+        return
+    import numpy as np
+    result = np.asarray(result)
+    if result.shape != o.shape:
+        raise ValueError(f"the kernel returned shape {result.shape}; expected {expected}")
+    np.copyto(o, result, casting="same_kind")

@@ -1,0 +1,210 @@
+"""Built-in Python adapters: PyTorch's SDPA backends (torch.flash, torch.efficient, torch.cudnn,
+torch.math, each forced with sdpa_kernel), FlexAttention (torch.flex: compiled once per process,
+its block mask built per problem shape in prepare, so compilation is the case's `prepare` phase,
+never its kernel time) and triton.fa2, this project's Triton FlashAttention-2 forward. Each takes
+attnscope's BSHD tensors as strided views (no copies) and returns a new tensor; the engine copies it
+into O for the check only."""
+import math
+import warnings
+
+from ._kernels import KernelDef, Loaded, Unsupported, library_versions
+
+SDPA_BACKENDS = {
+    "torch.flash": ("FLASH_ATTENTION", "PyTorch SDPA, FlashAttention-2 backend (forced)"),
+    "torch.efficient": ("EFFICIENT_ATTENTION", "PyTorch SDPA, memory-efficient (xFormers) backend (forced)"),
+    "torch.cudnn": ("CUDNN_ATTENTION", "PyTorch SDPA, cuDNN backend (forced)"),
+    "torch.math": ("MATH", "PyTorch SDPA, math backend (unfused, forced)"),
+}
+FLEX = "torch.flex"
+TRITON = "triton.fa2"
+ADAPTERS = list(SDPA_BACKENDS) + [FLEX, TRITON]
+
+
+def _import_torch():
+    try:
+        import torch  # noqa: F401
+    except Exception as e:  # ImportError, or a broken CUDA install
+        raise ImportError(f"PyTorch not importable: {type(e).__name__}: {e}") from None
+    return torch
+
+
+def availability():
+    """[{id, available, why}] for every adapter: why is the import error of a missing library."""
+    out = []
+    for kernel_id in ADAPTERS:
+        try:
+            _import_torch()
+            if kernel_id == TRITON:
+                try:
+                    import triton  # noqa: F401
+                except Exception as e:
+                    raise ImportError(f"Triton not importable: {type(e).__name__}: {e}") from None
+            out.append({"id": kernel_id, "available": True, "why": ""})
+        except ImportError as e:
+            out.append({"id": kernel_id, "available": False, "why": str(e)})
+    return out
+
+
+def _cuda_only(problem):
+    if problem["backend"] != "cuda":
+        return "runs on the cuda backend only (PyTorch CUDA tensors)"
+    if problem["pass"] != "fwd":
+        return "the Python adapters measure the forward pass only (pass = fwd)"
+    return ""
+
+
+def _bhsd(x):
+    return x.transpose(1, 2)  # a view: BSHD memory, BHSD indexing as SDPA and Flex take it
+
+
+class _BhsdViews:
+    """BHSD views of a case's BSHD tensors, made once: the engine passes the same tensors on every
+    call, and each call's Python overhead is inside the CUDA-event window."""
+
+    def __init__(self):
+        self._key = None
+        self._views = None
+
+    def __call__(self, q, k, v):
+        if self._key is None or self._key[0] is not q or self._key[1] is not k or self._key[2] is not v:
+            self._key = (q, k, v)
+            self._views = (_bhsd(q), _bhsd(k), _bhsd(v))
+        return self._views
+
+
+def _sdpa_mask(problem):
+    """(is_causal, attn_mask) for SDPA: a bottom-right causal mask of a non-square problem and any
+    sliding window need an explicit mask (which the flash and cudnn backends refuse)."""
+    import torch
+    sq, sk = problem["seq_q"], problem["seq_kv"]
+    window = problem["window"]
+    if window is None:
+        if not problem["causal"]:
+            return False, None
+        if sq == sk:
+            return True, None
+        from torch.nn.attention.bias import causal_lower_right
+        return False, causal_lower_right(sq, sk)
+    i = torch.arange(sq, device="cuda")[:, None] + (sk - sq)
+    j = torch.arange(sk, device="cuda")[None, :]
+    keep = torch.ones(sq, sk, dtype=torch.bool, device="cuda")
+    left, right = window
+    if left >= 0:
+        keep &= j >= i - left
+    if right >= 0:
+        keep &= j <= i + right
+    if problem["causal"]:
+        keep &= j <= i
+    return False, keep
+
+
+def _sdpa(kernel_id):
+    torch = _import_torch()
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backend = getattr(SDPBackend, SDPA_BACKENDS[kernel_id][0])
+
+    def prepare(problem):
+        is_causal, mask = _sdpa_mask(problem)
+        gqa = problem["heads_q"] != problem["heads_kv"]
+        scale = problem["scale"]
+        views = _BhsdViews()
+        checked = []
+
+        def call(q, k, v, **_):
+            qh, kh, vh = views(q, k, v)
+            with sdpa_kernel([backend]):
+                o = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, is_causal=is_causal, scale=scale,
+                                                   enable_gqa=gqa)
+            return o.transpose(1, 2)
+
+        def first_call(q, k, v, **kw):
+            # PyTorch says why a forced backend refuses a problem in warnings, then raises: the case is
+            # skipped with those words. Later calls go straight to `call`.
+            if checked:
+                return call(q, k, v)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    o = call(q, k, v)
+                except RuntimeError as e:
+                    why = "; ".join(str(w.message).strip() for w in caught if "kernel" in str(w.message).lower())
+                    raise Unsupported(f"PyTorch refuses {kernel_id}: {why or e}") from None
+            checked.append(True)
+            return o
+
+        return first_call
+
+    description = SDPA_BACKENDS[kernel_id][1]
+    return KernelDef(kernel_id, description, why_not=_cuda_only, prepare=prepare)
+
+
+def _flex():
+    torch = _import_torch()
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    compiled = {}
+
+    def mask_mod_of(problem):
+        offset = problem["seq_kv"] - problem["seq_q"]
+        causal, window = problem["causal"], problem["window"]
+        left, right = window if window is not None else (-1, -1)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            diag = q_idx + offset
+            keep = kv_idx >= 0
+            if causal:
+                keep = keep & (kv_idx <= diag)
+            if left >= 0:
+                keep = keep & (kv_idx >= diag - left)
+            if right >= 0:
+                keep = keep & (kv_idx <= diag + right)
+            return keep
+        return mask_mod
+
+    def prepare(problem):
+        if "fn" not in compiled:
+            compiled["fn"] = torch.compile(flex_attention, dynamic=False)
+        flex = compiled["fn"]
+        full = not problem["causal"] and problem["window"] is None
+        block_mask = None if full else create_block_mask(mask_mod_of(problem), None, None, problem["seq_q"],
+                                                         problem["seq_kv"], device="cuda")
+        gqa = problem["heads_q"] != problem["heads_kv"]
+        scale = problem["scale"]
+        dtype = getattr(torch, {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}[problem["dtype"]])
+
+        views = _BhsdViews()
+
+        def call(q, k, v, **_):
+            return flex(*views(q, k, v), block_mask=block_mask, scale=scale, enable_gqa=gqa).transpose(1, 2)
+
+        # Compile now, for this shape, so the case's prepare phase holds the compile time.
+        b, hq, hkv = problem["batch"], problem["heads_q"], problem["heads_kv"]
+        sq, sk, d, dv = problem["seq_q"], problem["seq_kv"], problem["head_dim"], problem["head_dim_v"]
+        warm = [torch.empty(b, s, h, e, device="cuda", dtype=dtype).normal_()
+                for s, h, e in ((sq, hq, d), (sk, hkv, d), (sk, hkv, dv))]
+        try:
+            call(*warm)
+        except Exception as e:
+            raise Unsupported(f"FlexAttention refuses this problem: {type(e).__name__}: {str(e).splitlines()[0]}")
+        torch.cuda.synchronize()
+        del warm
+        views.__init__()  # drop the warm-up tensors
+        return call
+
+    return KernelDef(FLEX, "PyTorch FlexAttention (torch.compile, block masks for causal and windows)",
+                     why_not=_cuda_only, prepare=prepare)
+
+
+def load(kernel_id, backend):
+    """The Loaded entry of adapter ``kernel_id``; ImportError when its library is missing."""
+    if kernel_id in SDPA_BACKENDS:
+        kernel = _sdpa(kernel_id)
+    elif kernel_id == FLEX:
+        kernel = _flex()
+    elif kernel_id == TRITON:
+        from . import triton_fa2
+        kernel = triton_fa2.kernel_def()
+    else:
+        raise KeyError(f"no Python adapter '{kernel_id}'; adapters: {', '.join(ADAPTERS)}")
+    family = "triton" if kernel_id == TRITON else "torch"
+    return Loaded(f"{family} adapter", library_versions("torch", "triton"), [kernel])

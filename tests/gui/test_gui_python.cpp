@@ -1,0 +1,59 @@
+// A user's Python callable in a GUI sweep (label gui; Xvfb and xdotool): given with --python-kernel,
+// it is in the kernel list, its cases run in Python workers, pass the same check, and its series is
+// drawn beside the built-in kernel's.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reports/jsonl_store.hpp"
+#include "tests/gui/gui_harness.hpp"
+#include "tests/support/test_paths.hpp"
+
+namespace attn::guitest {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(GuiPython, UserCallableSweepsBesideABuiltInKernel) {
+  const fs::path package = fs::path(attn::test::cli_binary()).parent_path() / "python" / "attnscope";
+  if (!fs::exists(package / "__init__.py"))
+    GTEST_SKIP() << "the Python module is not built (" << package << ")";
+  const fs::path dir = fresh_dir("python");
+  Xvfb x(dir);
+  REQUIRE_X(x);
+  {
+    std::ofstream p(dir / "py.toml");
+    p << "name = \"py\"\nkernels = [\"cpu.reference\", \"mine.exact\"]\nbackend = \"cpu\"\n"
+         "[sweep]\nbatch = 1\nheads = 2\nseq = [32, 48, 64]\nhead_dim = 16\ndtype = \"fp32\"\n"
+         "[protocol]\nwarmup_ms = 1\nmin_samples = 3\nmax_time_s = 0.05\n";
+  }
+  const std::string kernel =
+      attn::test::source_dir() + "/tests/python/kernels/numpy_attn.py:attention=mine.exact";
+  GuiSession gui(x, dir, {"--preset", (dir / "py.toml").string(), "--python-kernel", kernel});
+  ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("run_button"); }, 60))
+      << gui.log_text();
+  const Rect run = *gui.widget("run_button");
+  gui.click(run.cx(), run.cy());
+  ASSERT_TRUE(gui.wait_for(
+      [](const auto& j) {
+        return j["job"]["kind"] == "sweep" && !j["job"]["running"].template get<bool>() &&
+               j["job"]["done"].template get<int>() == 6;
+      },
+      180))
+      << gui.log_text() << gui.map().dump();
+  ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["plot"]["series"].size() == 2; }, 30))
+      << gui.map().dump();
+  const nlohmann::json series = gui.map()["plot"]["series"];
+  EXPECT_EQ(series[0]["kernel"], "cpu.reference");
+  EXPECT_EQ(series[1]["kernel"], "mine.exact");
+  for (const auto& s : series) EXPECT_EQ(s["points"].get<int>(), 3);
+  const LoadedRun r = read_results(gui.map()["job"]["out_file"].get<std::string>());
+  ASSERT_EQ(r.cases.size(), 6u);
+  for (const CaseResult& c : r.cases) EXPECT_EQ(c.status, Status::ok) << c.kernel << ": " << c.reason;
+}
+
+}  // namespace
+
+}  // namespace attn::guitest

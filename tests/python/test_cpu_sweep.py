@@ -1,0 +1,110 @@
+"""The Python door on the CPU backend, with NumPy callables (no GPU, no PyTorch): a right callable
+passes the same check as cpu.reference; each kind of failure is recorded with its reason while the
+rest of the sweep completes; the CLI and the module run the same path."""
+import json
+import os
+
+import attnscope
+from conftest import KERNELS, cli
+
+SMALL = dict(batch=1, heads=2, seq=[48, 64], head_dim=32, causal=[0, 1], backend="cpu")
+
+
+def by_kernel(rows):
+    out = {}
+    for r in rows:
+        out.setdefault(r["kernel"], []).append(r)
+    return out
+
+
+def test_numpy_kernel_beside_cpu_reference(tmp_path):
+    rows = attnscope.run(kernels=["cpu.reference", attnscope_kernel("attention")], out=tmp_path / "run",
+                         heads_kv=[2, 1], **SMALL)
+    kernels = by_kernel(rows)
+    assert set(kernels) == {"cpu.reference", "numpy_attn.attention"}
+    mine = kernels["numpy_attn.attention"]
+    assert len(mine) == 8 and len(kernels["cpu.reference"]) == 8
+    for r in mine:
+        assert r["status"] == "ok", r.get("reason")
+        assert r["correctness.pass"] is True
+        assert r["correctness.rel_l2"] < 1e-6  # float64 inside, float32 out
+        assert r["timing.median_ms"] > 0
+    ids = {r["case_id"] for r in mine} | {r["case_id"] for r in kernels["cpu.reference"]}
+    assert len(ids) == 16
+    run, _ = attnscope.records(tmp_path / "run")
+    python = [p for p in run["plugins"] if p["kind"] == "python"]
+    assert len(python) == 1 and python[0]["kernels"] == ["numpy_attn.attention"]
+    assert python[0]["path"] == f"python:{KERNELS}:attention=numpy_attn.attention"
+    assert python[0]["versions"][0].startswith("Python 3.")
+    assert any(v.startswith("numpy ") for v in python[0]["versions"])
+
+
+def attnscope_kernel(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("numpy_attn", KERNELS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def test_failures_are_recorded_and_the_sweep_completes(tmp_path, attnscope_bin):
+    specs = [f"{KERNELS}:{f}=bad.{f.replace('_', '-')}" for f in ("raises", "wrong_shape", "nan_output", "segfault")]
+    args = ["run", "--backend", "cpu", "--kernels",
+            "cpu.reference,bad.raises,bad.wrong-shape,bad.nan-output,bad.segfault,mine.returning",
+            "--batch", "1", "--heads", "2", "--seq", "32,48", "--head-dim", "16", "--out", str(tmp_path / "run"),
+            "--quiet", "--python-kernel", f"{KERNELS}:attention_returning=mine.returning"]
+    for s in specs:
+        args += ["--python-kernel", s]
+    result = cli(attnscope_bin, *args)
+    assert result.returncode == 1, result.stderr  # some cases failed, the run finished
+    rows = by_kernel(attnscope.load(tmp_path / "run"))
+    assert [r["status"] for r in rows["cpu.reference"]] == ["ok", "ok"]
+    assert [r["status"] for r in rows["mine.returning"]] == ["ok", "ok"]
+    for r in rows["bad.raises"]:
+        assert r["status"] == "error"
+        assert "ValueError: planted failure in the user's kernel" in r["reason"]
+        assert "numpy_attn.py:" in r["reason"] and "in raises" in r["reason"]
+    for r in rows["bad.wrong-shape"]:
+        assert r["status"] == "error"
+        assert "returned shape (1, 2, 3); expected [B, Sq, Hq, Dv]" in r["reason"]
+    for r in rows["bad.nan-output"]:
+        assert r["status"] == "mismatch"
+        assert r["correctness.pass"] is False
+    for r in rows["bad.segfault"]:
+        assert r["status"] == "fault"
+        assert "SIGSEGV" in r["reason"]
+    assert sum(len(v) for v in rows.values()) == 12
+
+
+def test_why_not_skips_with_the_kernels_reason(tmp_path):
+    rows = attnscope.run(kernels=[attnscope_kernel("full_only")], out=tmp_path / "run", **SMALL)
+    status = {(r["problem.causal"] if "problem.causal" in r else False, r["problem.seq_q"]): r for r in rows}
+    for (causal, _), r in status.items():
+        if causal:
+            assert r["status"] == "skipped" and r["reason"] == "causal masks are not implemented"
+        else:
+            assert r["status"] == "ok"
+
+
+def test_bad_entries_are_refused_before_any_case(tmp_path, attnscope_bin):
+    missing = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", f"{KERNELS}:no_such_function",
+                  "--out", str(tmp_path / "a"))
+    assert missing.returncode == 2
+    assert "has no attribute 'no_such_function'" in missing.stderr
+    not_py = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", "kernel.cu:f", "--out", str(tmp_path / "b"))
+    assert not_py.returncode == 2
+    assert "expected a Python file ending in .py" in not_py.stderr
+    assert not os.path.exists(tmp_path / "a" / "results.jsonl")
+
+
+def test_kernels_lists_python_kernels_and_adapters(attnscope_bin):
+    result = cli(attnscope_bin, "kernels", "--json", "--python-kernel", f"{KERNELS}:attention=mine.exact")
+    assert result.returncode == 0, result.stderr
+    listed = {k["id"]: k for k in json.loads(result.stdout)}
+    assert listed["mine.exact"]["plugin"]["kind"] == "python"
+    assert listed["mine.exact"]["description"] == "Exact attention in NumPy (float64 inside), written into out"
+    for adapter in ("torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "torch.flex", "triton.fa2"):
+        assert adapter in listed
+        entry = listed[adapter]
+        if not entry.get("available", True):
+            assert entry["why_not"].startswith(("PyTorch not importable", "Triton not importable"))

@@ -1,0 +1,56 @@
+"""The Python door on a GPU (label gpu; run on the device, docs/VALIDATION.md): the PyTorch and
+Triton adapters and a user's torch callable run in Python workers through the same check, timing
+and CUPTI metrics as cudnn.sdpa."""
+import os
+
+import pytest
+
+import attnscope
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch", reason="PyTorch is not importable here")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device visible to PyTorch", allow_module_level=True)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TORCH_KERNEL = os.path.join(HERE, "kernels", "torch_attn.py")
+
+
+def test_adapters_pass_the_check_with_metrics(tmp_path):
+    kernels = ["cudnn.sdpa", "torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "torch.flex",
+               "triton.fa2"]
+    rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=2, heads=4, heads_kv=[4, 2], seq=[256, 384],
+                         head_dim=[64, 128], causal=[0, 1], args=["--max-time-s", "0.05"])
+    got = {}
+    for r in rows:
+        got.setdefault(r["kernel"], []).append(r)
+    for k in kernels:
+        assert len(got[k]) == 16, k
+        for r in got[k]:
+            assert r["status"] == "ok", (k, r.get("reason"))
+            assert r["correctness.pass"] is True
+            assert r["metrics.tensor_pipe_pct"] > 0, k
+
+
+def test_windows_flex_and_refusals(tmp_path):
+    rows = attnscope.run(kernels=["torch.flex", "triton.fa2", "torch.flash", "cudnn.sdpa"], out=tmp_path / "run",
+                         batch=1, heads=4, seq_q=[512], seq_kv=[512, 640], head_dim=64, causal=[0, 1],
+                         window=[(128, 0), (64, 64)], args=["--max-time-s", "0.05"])
+    for r in rows:
+        if r["kernel"] == "torch.flash":
+            assert r["status"] == "skipped" and "PyTorch refuses torch.flash" in r["reason"]
+        else:
+            assert r["status"] == "ok", (r["kernel"], r.get("reason"))
+            assert r["correctness.pass"] is True
+    flex = [r for r in rows if r["kernel"] == "torch.flex"]
+    assert len(flex) == 8 and all(r["phases.prepare_s"] > 0 for r in flex)
+
+
+def test_user_torch_callable(tmp_path):
+    rows = attnscope.run(kernels=["cudnn.sdpa", "user.torch"], out=tmp_path / "run", batch=1, heads=4, heads_kv=2,
+                         seq=[256], head_dim=64, causal=[0, 1],
+                         args=["--python-kernel", TORCH_KERNEL + ":attention=user.torch"])
+    user = [r for r in rows if r["kernel"] == "user.torch"]
+    assert [r["status"] for r in user] == ["ok", "ok"]
+    assert all(r["correctness.pass"] for r in user)
