@@ -91,8 +91,9 @@ py::object dlpack_view(void* data, const std::vector<std::int64_t>& shape, DType
 py::object host_array(float* data, const std::vector<std::int64_t>& shape) {
   std::vector<py::ssize_t> dims(shape.begin(), shape.end()), strides(shape.size(), sizeof(float));
   for (std::size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  // A base that is not an array keeps the memory ours and the array writable.
-  return py::array(py::dtype::of<float>(), dims, strides, data, py::none());
+  // A base that is not an array keeps the memory ours (the capsule frees nothing) and the array writable.
+  const py::capsule base(data, [](void*) {});
+  return py::array(py::dtype::of<float>(), dims, strides, data, base);
 }
 
 }  // namespace attn::python

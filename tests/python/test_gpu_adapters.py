@@ -18,8 +18,7 @@ TORCH_KERNEL = os.path.join(HERE, "kernels", "torch_attn.py")
 
 
 def test_adapters_pass_the_check_with_metrics(tmp_path):
-    kernels = ["cudnn.sdpa", "torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "torch.flex",
-               "triton.fa2"]
+    kernels = ["cudnn.sdpa", "torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "triton.fa2"]
     rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=2, heads=4, heads_kv=[4, 2], seq=[256, 384],
                          head_dim=[64, 128], causal=[0, 1], args=["--max-time-s", "0.05"])
     got = {}
@@ -34,17 +33,19 @@ def test_adapters_pass_the_check_with_metrics(tmp_path):
 
 
 def test_windows_flex_and_refusals(tmp_path):
+    # FlexAttention compiles once per problem shape (in prepare): few shapes, each causal or windowed.
     rows = attnscope.run(kernels=["torch.flex", "triton.fa2", "torch.flash", "cudnn.sdpa"], out=tmp_path / "run",
-                         batch=1, heads=4, seq_q=[512], seq_kv=[512, 640], head_dim=64, causal=[0, 1],
-                         window=[(128, 0), (64, 64)], args=["--max-time-s", "0.05"])
+                         batch=1, heads=4, heads_kv=2, seq_q=[512], seq_kv=[512, 640], head_dim=64, causal=[1],
+                         window=[None, (128, 0)], args=["--max-time-s", "0.05"])
     for r in rows:
-        if r["kernel"] == "torch.flash":
+        if r["kernel"] == "torch.flash" and "problem.window" in r and r["problem.window"] != [-1, -1]:
             assert r["status"] == "skipped" and "PyTorch refuses torch.flash" in r["reason"]
         else:
             assert r["status"] == "ok", (r["kernel"], r.get("reason"))
             assert r["correctness.pass"] is True
     flex = [r for r in rows if r["kernel"] == "torch.flex"]
-    assert len(flex) == 8 and all(r["phases.prepare_s"] > 0 for r in flex)
+    assert len(flex) == 4 and all(r["phases.prepare_s"] > 0 for r in flex)
+    assert all(r["metrics.tensor_pipe_pct"] > 0 for r in flex)
 
 
 def test_user_torch_callable(tmp_path):
