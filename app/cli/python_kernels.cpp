@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -112,6 +114,18 @@ PythonRuntime python_runtime() {
     rt.python = build_python();
   else
     rt.python = "python3";
+  // Workers are executed directly (no shell, no PATH search): a bare name is looked up here.
+  if (rt.python.find('/') == std::string::npos)
+    if (const char* path = std::getenv("PATH"))
+      for (std::string_view rest = path; !rest.empty();) {
+        const std::size_t colon = std::min(rest.find(':'), rest.size());
+        const fs::path candidate = fs::path(std::string(rest.substr(0, colon))) / rt.python;
+        rest = rest.substr(std::min(colon + 1, rest.size()));
+        if (::access(candidate.c_str(), X_OK) == 0) {
+          rt.python = candidate.string();
+          break;
+        }
+      }
   std::error_code ec;
   if (const char* d = std::getenv("ATTNSCOPE_PYTHON_PATH"); d && *d)
     rt.package_dir = d;
@@ -137,15 +151,36 @@ std::vector<std::string> python_kernel_entries(const std::vector<std::string>& s
   return out;
 }
 
+namespace {
+
+// The entry of an unregistered adapter named by a kernel variant's text, or "".
+std::string adapter_entry(std::string_view text) {
+  AxisProblem ignored;
+  const auto v = try_parse_kernel_variant(text, ignored);
+  if (!v || find_kernel(v->kernel) || !is_python_adapter_id(v->kernel)) return {};
+  return std::string(kPythonEntryPrefix) + v->kernel;
+}
+
+}  // namespace
+
 void add_python_adapter_entries(SweepSpec& spec) {
   for (const std::string& text : spec.kernels) {
-    AxisProblem ignored;
-    const auto v = try_parse_kernel_variant(text, ignored);
-    if (!v || find_kernel(v->kernel) || !is_python_adapter_id(v->kernel)) continue;
-    const std::string entry = std::string(kPythonEntryPrefix) + v->kernel;
-    if (std::find(spec.plugins.begin(), spec.plugins.end(), entry) == spec.plugins.end())
+    const std::string entry = adapter_entry(text);
+    if (!entry.empty() && std::find(spec.plugins.begin(), spec.plugins.end(), entry) == spec.plugins.end())
       spec.plugins.push_back(entry);
   }
+}
+
+std::vector<std::string> python_adapter_entries(const std::string& kernel_list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= kernel_list.size()) {
+    const std::size_t comma = std::min(kernel_list.find(',', start), kernel_list.size());
+    const std::string entry = adapter_entry(std::string_view(kernel_list).substr(start, comma - start));
+    if (!entry.empty() && std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(entry);
+    start = comma + 1;
+  }
+  return out;
 }
 
 std::vector<PythonAdapterStatus> python_adapters() {

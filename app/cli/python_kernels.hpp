@@ -30,6 +30,8 @@ std::vector<std::string> python_kernel_entries(const std::vector<std::string>& s
 // Appends "python:<id>" to spec.plugins for each kernel the sweep names that is a built-in Python
 // adapter (torch.*, triton.*) and not registered yet.
 void add_python_adapter_entries(SweepSpec& spec);
+// The same for a --kernels list ("torch.flash,cudnn.sdpa@..."), as load_plugins() entries.
+std::vector<std::string> python_adapter_entries(const std::string& kernel_list);
 
 // The built-in Python adapters and whether each can load here (`why` says what is missing).
 struct PythonAdapterStatus {

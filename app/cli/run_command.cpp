@@ -335,6 +335,12 @@ int run_sweep(const RunOptions& options) {
     std::fprintf(stderr, "attnscope run: --python-kernel %s\n", e.what());
     return kExitBadInput;
   }
+  try {
+    if (options.sweep.kernels) load_plugins(python_adapter_entries(*options.sweep.kernels));
+  } catch (const PluginError& e) {
+    std::fprintf(stderr, "attnscope run: --kernels: %s\n", e.what());
+    return kExitBadInput;
+  }
   RunPlan rp;
   double case_timeout_s = kDefaultCaseTimeout_s;
   double start_timeout_s = kDefaultWorkerStartTimeout_s;

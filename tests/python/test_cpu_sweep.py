@@ -5,6 +5,7 @@ import json
 import os
 
 import attnscope
+import pytest
 from conftest import KERNELS, cli
 
 SMALL = dict(batch=1, heads=2, seq=[48, 64], head_dim=32, causal=[0, 1], backend="cpu")
@@ -95,6 +96,19 @@ def test_bad_entries_are_refused_before_any_case(tmp_path, attnscope_bin):
     assert not_py.returncode == 2
     assert "expected a Python file ending in .py" in not_py.stderr
     assert not os.path.exists(tmp_path / "a" / "results.jsonl")
+
+
+def test_an_adapter_whose_library_is_missing_says_so(tmp_path, attnscope_bin):
+    try:
+        import torch  # noqa: F401
+        pytest.skip("PyTorch is importable here")
+    except ImportError:
+        pass
+    result = cli(attnscope_bin, "run", "--backend", "cpu", "--kernels", "cpu.reference,torch.flash", "--out",
+                 str(tmp_path / "a"))
+    assert result.returncode == 2
+    assert "--kernels: python:torch.flash: KeyError" not in result.stderr
+    assert "PyTorch not importable: ModuleNotFoundError: No module named 'torch'" in result.stderr, result.stderr
 
 
 def test_kernels_lists_python_kernels_and_adapters(attnscope_bin):

@@ -19,14 +19,18 @@ TORCH_KERNEL = os.path.join(HERE, "kernels", "torch_attn.py")
 
 def test_adapters_pass_the_check_with_metrics(tmp_path):
     kernels = ["cudnn.sdpa", "torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "triton.fa2"]
-    rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=2, heads=4, heads_kv=[4, 2], seq=[256, 384],
+    rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=2, heads=4, heads_kv=[4, 2], seq=[384],
                          head_dim=[64, 128], causal=[0, 1], args=["--max-time-s", "0.05"])
     got = {}
     for r in rows:
         got.setdefault(r["kernel"], []).append(r)
     for k in kernels:
-        assert len(got[k]) == 16, k
+        assert len(got[k]) == 8, k
         for r in got[k]:
+            if k == "torch.efficient" and r["problem.heads_kv"] != r["problem.heads_q"]:
+                # PyTorch's memory-efficient backend takes no enable_gqa: skipped in its own words.
+                assert r["status"] == "skipped" and r["reason"].startswith("PyTorch refuses torch.efficient: ")
+                continue
             assert r["status"] == "ok", (k, r.get("reason"))
             assert r["correctness.pass"] is True
             assert r["metrics.tensor_pipe_pct"] > 0, k
