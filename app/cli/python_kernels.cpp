@@ -44,8 +44,9 @@ nlohmann::json describe(const std::string& what, const std::vector<std::string>&
   const PythonRuntime rt = python_runtime();
   std::vector<std::string> argv{rt.python, "-m", "attnscope", "describe"};
   argv.insert(argv.end(), args.begin(), args.end());
-  const std::string command = fmt::format("PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} {} 2>&1",
-                                          shell_quote(rt.package_dir), join_command_line(argv));
+  const std::string command =
+      fmt::format("ATTNSCOPE_PYTHON_WORKER=1 PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} {} 2>&1",
+                  shell_quote(rt.package_dir), join_command_line(argv));
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw PluginError(what + ": cannot start " + rt.python);
   std::string output;
@@ -208,7 +209,7 @@ WorkerProgram worker_program(const std::string& self_exe) {
     path += ":";
     path += old;
   }
-  return {{rt.python, "-m", "attnscope", "worker"}, {{"PYTHONPATH", path}}};
+  return {{rt.python, "-m", "attnscope", "worker"}, {{"PYTHONPATH", path}, {"ATTNSCOPE_PYTHON_WORKER", "1"}}};
 }
 
 }  // namespace attn::cli

@@ -9,14 +9,26 @@ A Python kernel is a callable ``fn(q, k, v, *, causal, window, scale, out=None) 
 the top level of a .py file (cases run in worker processes, which import it from there), or a
 built-in adapter id: torch.flash, torch.efficient, torch.cudnn, torch.math, torch.flex, triton.fa2.
 """
+import importlib.util
 import inspect
 import json
 import os
 import sys
 import tempfile
 
-from . import _attnscope
-from ._kernels import Unsupported
+# A worker or describe process started for Python kernels imports PyTorch (where it is installed)
+# before attnscope's extension: both need libraries of the same sonames (libcudnn.so.9, libcublas),
+# and whichever loads first serves the process. PyTorch's kernels must run on PyTorch's own copies,
+# as its users run them; attnscope's built-in kernels in that worker then use them too, and the
+# worker's record names the versions it really ran.
+if os.environ.get("ATTNSCOPE_PYTHON_WORKER") == "1" and importlib.util.find_spec("torch") is not None:
+    try:
+        import torch  # noqa: F401
+    except Exception:  # a broken install: the adapters report it when they load
+        pass
+
+from . import _attnscope  # noqa: E402
+from ._kernels import Unsupported  # noqa: E402
 
 __all__ = ["run", "plan", "load", "records", "kernels", "main", "Unsupported"]
 

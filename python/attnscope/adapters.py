@@ -211,4 +211,8 @@ def load(kernel_id, backend):
     else:
         raise KeyError(f"no Python adapter '{kernel_id}'; adapters: {', '.join(ADAPTERS)}")
     family = "triton" if kernel_id == TRITON else "torch"
-    return Loaded(f"{family} adapter", library_versions("torch", "triton"), [kernel])
+    versions = library_versions("torch", "triton")
+    import torch
+    if torch.backends.cudnn.is_available():
+        versions.append(f"cuDNN {torch.backends.cudnn.version()} (PyTorch's)")
+    return Loaded(f"{family} adapter", versions, [kernel])
