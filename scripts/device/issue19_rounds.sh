@@ -9,9 +9,9 @@ ROUNDS=${ROUNDS:-3}
 results=() anchors=()
 for i in $(seq "$ROUNDS"); do
   $ATTNSCOPE_BIN run --preset fa2-tokens16k --seq 2048,8192 --kernels torch.flash,torch.cudnn,torch.efficient \
-    --l2 warm --metrics none --no-check --min-samples 50 --max-time-s 1 --quiet --out "$OUT/py$i" >/dev/null 2>&1
+    --l2 warm --metrics none --no-check --min-samples 50 --max-time-s 1 --quiet --out "$OUT/py$i" 2>&1 | tail -2
   python3 "$BIN/anchors.py" --d 64,128,256 --s 2048,8192 --causal 0,1 --impl flash,cudnn,efficient --reps 100 \
-    --json "$OUT/anchors$i.json" >/dev/null 2>&1
+    --json "$OUT/anchors$i.json" 2>&1 | tail -1
   results+=("$OUT/py$i/results.jsonl") anchors+=("$OUT/anchors$i.json")
 done
 python3 scripts/device/compare_python_door.py --results "${results[@]}" --anchors "${anchors[@]}"
