@@ -212,7 +212,10 @@ def load(kernel_id, backend):
         raise KeyError(f"no Python adapter '{kernel_id}'; adapters: {', '.join(ADAPTERS)}")
     family = "triton" if kernel_id == TRITON else "torch"
     versions = library_versions("torch", "triton")
-    import torch
-    if torch.backends.cudnn.is_available():
-        versions.append(f"cuDNN {torch.backends.cudnn.version()} (PyTorch's)")
+    try:
+        import torch
+        if torch.backends.cudnn.is_available():
+            versions.append(f"cuDNN {torch.backends.cudnn.version()} (PyTorch's)")
+    except RuntimeError as e:  # PyTorch refuses a cuDNN of another version found first (LD_LIBRARY_PATH)
+        versions.append(f"cuDNN unusable by PyTorch: {str(e).split('. ')[0]}")
     return Loaded(f"{family} adapter", versions, [kernel])

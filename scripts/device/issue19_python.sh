@@ -6,6 +6,9 @@
 # (adapters, flex causal/window with metrics, a user's torch callable).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
+# PyTorch's own cuDNN and cuBLAS (its RUNPATH), not the system's that common.sh puts first, on both
+# sides of the comparison: attnscope's binary finds the system's through the default search path.
+unset LD_LIBRARY_PATH
 export ATTNSCOPE_PYTHON=python3 PYTHONPATH=$PWD/$BIN/python PYTHONUNBUFFERED=1
 python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)'
 python3 -c 'import attnscope; print(attnscope._attnscope.build_version())' || exit 1

@@ -4,6 +4,9 @@
 # Usage: scripts/device/issue19_rounds.sh BINDIR   (BINDIR as for issue19_python.sh)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
+# PyTorch's own cuDNN and cuBLAS (its RUNPATH), not the system's that common.sh puts first, on both
+# sides of the comparison: attnscope's binary finds the system's through the default search path.
+unset LD_LIBRARY_PATH
 export ATTNSCOPE_PYTHON=python3 PYTHONPATH=$PWD/$BIN/python PYTHONUNBUFFERED=1
 ROUNDS=${ROUNDS:-3}
 results=() anchors=()
