@@ -49,7 +49,9 @@ TEST(GuiPython, UserCallableSweepsBesideABuiltInKernel) {
   EXPECT_EQ(series[0]["kernel"], "cpu.reference");
   EXPECT_EQ(series[1]["kernel"], "mine.exact");
   for (const auto& s : series) EXPECT_EQ(s["points"].get<int>(), 3);
-  const LoadedRun r = read_results(gui.map()["job"]["out_file"].get<std::string>());
+  fs::path results = gui.map()["job"]["out_file"].get<std::string>();
+  if (results.is_relative()) results = dir / results;  // the GUI runs in `dir`
+  const LoadedRun r = read_results(results);
   ASSERT_EQ(r.cases.size(), 6u);
   for (const CaseResult& c : r.cases) EXPECT_EQ(c.status, Status::ok) << c.kernel << ": " << c.reason;
 }

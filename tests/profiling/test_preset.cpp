@@ -150,7 +150,8 @@ TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
   EXPECT_EQ(
       preset_error("kernel = [\"cpu.flash\"]\n"),
       "p.toml:1:1: field 'kernel' = '[\"cpu.flash\"]': unknown key (did you mean 'kernels'?); allowed: name, "
-      "description, plugins, kernel_sources, kernels, baseline, backend, sweep, group, protocol");
+      "description, plugins, kernel_sources, python_kernels, kernels, baseline, backend, sweep, group, "
+      "protocol");
   const std::string g = preset_error("[[group]]\nseq = 1\n[[group]]\nfoo = 1\n");
   EXPECT_EQ(g.rfind("p.toml:4:1: field 'group[1].foo' = '1': unknown key; allowed: ", 0), 0u) << g;
   const std::string p = preset_error("[protocol]\nnoise = 2\n");
