@@ -23,6 +23,11 @@ const std::string& build_python() {
   return p;
 }
 
+const std::string& build_install_prefix() {
+  static const std::string d = ATTNSCOPE_INSTALL_PREFIX;
+  return d;
+}
+
 const std::string& build_python_package_dir() {
   static const std::string d = ATTNSCOPE_PYTHON_PACKAGE_DIR;
   return d;

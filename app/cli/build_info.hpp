@@ -11,5 +11,6 @@ const std::string& build_git_commit();          // 12 hex digits, or "unknown"
 const std::string& build_source_dir();          // the checkout it was configured from (presets, fonts)
 const std::string& build_python();              // the interpreter the Python module was built for ("" = none)
 const std::string& build_python_package_dir();  // the build tree's python/ folder
+const std::string& build_install_prefix();      // CMAKE_INSTALL_PREFIX (installed presets)
 
 }  // namespace attn::cli

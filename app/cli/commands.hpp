@@ -69,7 +69,8 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins = {},
                  const std::vector<std::string>& python_kernels = {});
 int list_devices(bool as_json);
 
-// The directory holding the shipped presets: $ATTNSCOPE_PRESETS, else the source tree's copy.
+// The directory holding the shipped presets: $ATTNSCOPE_PRESETS, else the source tree's copy, else
+// the installed one (<prefix>/share/attnscope/presets).
 std::string presets_dir();
 
 }  // namespace attn::cli

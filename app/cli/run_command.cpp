@@ -309,7 +309,11 @@ class StopSignals {
 
 std::string presets_dir() {
   if (const char* env = std::getenv("ATTNSCOPE_PRESETS")) return env;
-  return build_source_dir() + "/assets/presets";
+  // The checkout it was built from, else the installed copy (`cmake --install`, e.g. for the module).
+  const std::string source = build_source_dir() + "/assets/presets";
+  const std::string installed = build_install_prefix() + "/share/attnscope/presets";
+  std::error_code ec;
+  return fs::exists(source, ec) || !fs::exists(installed, ec) ? source : installed;
 }
 
 int run_sweep(const RunOptions& options) {
