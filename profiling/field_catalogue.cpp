@@ -551,6 +551,14 @@ const std::array kFields = {
     ATTN_PHASE(timed_s, "Timed-samples phase"),
     ATTN_PHASE(metrics_s, "Metrics phase"),
     ATTN_PHASE(other_s, "Other time"),
+    // where a kernel that is not built in came from, with the library versions of a Python one
+    FieldDesc{.path = "kernel_origin",
+              .name = "kernel_origin",
+              .label = "Kernel origin",
+              .type = FT::text,
+              .get = &get_text_if_set<&C::kernel_origin>,
+              .set = &set_top<&C::kernel_origin>,
+              .csv = true},
 };
 
 #undef ATTN_METRIC_ROW

@@ -141,6 +141,9 @@ struct CaseResult {
   // defaults, e.g. "fa2.mma@br=64+bc=64"; empty at the defaults. Set by the engine, which has the
   // registry, so a report made where the kernel is not built still tells variants apart.
   std::string variant;
+  // Where a kernel not built into attnscope came from: "plugin:<path>#<sha256>",
+  // "source:<path>#<sha256>" or "python:<entry>[#<sha256>] (<versions>)"; empty for a built-in one.
+  std::string kernel_origin;
   Problem problem;
   Status status = Status::error;
   std::string reason;

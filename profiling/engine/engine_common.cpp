@@ -9,6 +9,7 @@
 
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
+#include "profiling/plugin_records.hpp"
 #include "profiling/sweep/variant.hpp"
 
 namespace attn {
@@ -60,6 +61,7 @@ CaseResult case_record(const Case& c, Status status, std::string reason) {
   r.kernel = c.kernel;
   r.knobs = c.knobs;
   if (std::string label = variant_label(c.kernel, c.knobs); label != c.kernel) r.variant = std::move(label);
+  r.kernel_origin = kernel_origin(c.kernel);
   r.problem = c.problem;
   r.status = status;
   r.reason = std::move(reason);

@@ -30,6 +30,10 @@ def test_numpy_kernel_beside_cpu_reference(tmp_path):
         assert r["correctness.pass"] is True
         assert r["correctness.rel_l2"] < 1e-6  # float64 inside, float32 out
         assert r["timing.median_ms"] > 0
+        # Each record names where the kernel came from and what it ran on.
+        assert r["kernel_origin"].startswith(f"python:{KERNELS}:attention=numpy_attn.attention#")
+        assert "(Python 3." in r["kernel_origin"] and ", numpy " in r["kernel_origin"]
+    assert all("kernel_origin" not in r for r in kernels["cpu.reference"])
     ids = {r["case_id"] for r in mine} | {r["case_id"] for r in kernels["cpu.reference"]}
     assert len(ids) == 16
     run, _ = attnscope.records(tmp_path / "run")
@@ -74,6 +78,7 @@ def test_failures_are_recorded_and_the_sweep_completes(tmp_path, attnscope_bin):
     for r in rows["bad.segfault"]:
         assert r["status"] == "fault"
         assert "SIGSEGV" in r["reason"]
+        assert r["kernel_origin"].startswith(f"python:{KERNELS}:segfault=bad.segfault#")
     assert sum(len(v) for v in rows.values()) == 12
 
 
