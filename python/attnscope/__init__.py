@@ -107,9 +107,10 @@ def plan(preset=None, kernels=None, *, backend=None, args=(), **axes):
     return [line for line in lines if line.get("record") == "case" or "case_id" in line]
 
 
-def run(preset=None, kernels=None, *, out=None, backend=None, quiet=True, args=(), **axes):
+def run(preset=None, kernels=None, *, out=None, backend=None, quiet=False, args=(), **axes):
     """Runs a sweep (workers, checks, timing, metrics: what `attnscope run` does) and returns its case
-    records as flat rows (see load). ``out`` is the run directory (default runs/<run-id>)."""
+    records as flat rows (see load). ``out`` is the run directory (default: a new folder under runs/,
+    or the temporary directory); progress goes to stderr unless ``quiet``."""
     axes = {("pass" if k == "pass_" else k): v for k, v in axes.items()}
     if out is None:
         out = tempfile.mkdtemp(prefix="attnscope-run-", dir=os.path.abspath("runs") if os.path.isdir("runs") else None)
