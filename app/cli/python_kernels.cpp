@@ -143,12 +143,7 @@ void install_python_describe_loader() {
 
 std::vector<std::string> python_kernel_entries(const std::vector<std::string>& specs) {
   std::vector<std::string> out;
-  for (const std::string& s : specs) {
-    if (s.find(':') == std::string::npos && is_python_adapter_id(s))
-      out.push_back(std::string(kPythonEntryPrefix) + s);
-    else
-      out.push_back(parse_python_kernel_spec(s).text());
-  }
+  for (const std::string& s : specs) out.push_back(python_entry_text(s));
   return out;
 }
 

@@ -88,6 +88,12 @@ PythonEntry parse_python_kernel_spec(std::string_view spec, const std::string& b
   return e;
 }
 
+std::string python_entry_text(std::string_view spec, const std::string& base_dir, std::string_view flag) {
+  if (spec.find(':') == std::string_view::npos && is_python_adapter_id(spec))
+    return std::string(kPythonEntryPrefix) + std::string(spec);
+  return parse_python_kernel_spec(spec, base_dir, flag).text();
+}
+
 std::optional<PythonEntry> parse_python_entry(std::string_view path) {
   if (!path.starts_with(kPythonEntryPrefix)) return std::nullopt;
   const std::string_view body = path.substr(kPythonEntryPrefix.size());

@@ -30,6 +30,10 @@ struct PythonEntry {
 // in lower case. Throws PluginError naming `flag`, the value and what is expected.
 PythonEntry parse_python_kernel_spec(std::string_view spec, const std::string& base_dir = {},
                                      std::string_view flag = "--python-kernel");
+// What --python-kernel or a preset's python_kernels names, as the entry text load_plugins() takes:
+// a built-in adapter's id (torch.flash) or FILE.py:FUNC[=ID] as parse_python_kernel_spec reads it.
+std::string python_entry_text(std::string_view spec, const std::string& base_dir = {},
+                              std::string_view flag = "--python-kernel");
 // The entry of a load_plugins() path that starts with "python:"; nullopt for other paths. Throws
 // PluginError for a malformed one.
 std::optional<PythonEntry> parse_python_entry(std::string_view path);

@@ -391,10 +391,7 @@ SweepSpec parse_preset(std::string_view toml_text, const std::string& source) {
     for (const toml::node& e : *arr) {
       const std::string text = r.string(e, "python_kernels", allowed);
       try {
-        if (text.find(':') == std::string::npos && is_python_adapter_id(text))
-          spec.plugins.push_back(std::string(kPythonEntryPrefix) + text);
-        else
-          spec.plugins.push_back(parse_python_kernel_spec(text, dir, "python_kernels").text());
+        spec.plugins.push_back(python_entry_text(text, dir, "python_kernels"));
       } catch (const std::exception& ex) {
         r.fail(e, "python_kernels", {ex.what(), allowed});
       }
