@@ -82,7 +82,7 @@ class PythonKernel final : public PreparedKernel {
  private:
   // Tensors over the engine's buffers, made once per set of buffers (the timed runs reuse them).
   void bind(const AttentionArgs& a) {
-    if (m_bound && a.q == m_q && a.o == m_o && a.stream == m_stream) return;
+    if (m_bound && a.q == m_q && a.k == m_k && a.v == m_v && a.o == m_o && a.stream == m_stream) return;
     const Problem& p = m_problem;
     // The CPU engine holds every dtype as fp32 (rounded to the problem's dtype).
     const DType t = m_backend == Backend::cpu ? DType::fp32 : p.dtype;
@@ -98,6 +98,8 @@ class PythonKernel final : public PreparedKernel {
                                       view(a.o, {p.batch, p.seq_q, p.heads_q, p.head_dim_v}),
                                       problem_dict(p, m_backend), reinterpret_cast<std::uintptr_t>(a.stream));
     m_q = a.q;
+    m_k = a.k;
+    m_v = a.v;
     m_o = a.o;
     m_stream = a.stream;
   }
@@ -106,6 +108,8 @@ class PythonKernel final : public PreparedKernel {
   Problem m_problem;
   Backend m_backend;
   const void* m_q = nullptr;
+  const void* m_k = nullptr;
+  const void* m_v = nullptr;
   const void* m_o = nullptr;
   void* m_stream = nullptr;
 };
