@@ -14,7 +14,6 @@
 #include "app/cli/python_kernels.hpp"
 #include "app/cli/run_flags.hpp"
 #include "kernels/api/plugin_loader.hpp"
-#include "kernels/api/python_entry.hpp"
 #include "profiling/engine/engine.hpp"
 
 namespace attn::cli {
@@ -122,10 +121,8 @@ int run_gui_command(const GuiOptions& options, const std::vector<std::string>& a
       std::fprintf(stderr, "attnscope gui: --kernel-source %s\n", e.what());
       return kExitBadInput;
     }
-    install_python_describe_loader();
-    set_python_kernel_backend(cuda_device_available() ? Backend::cuda : Backend::cpu);
     try {
-      load_plugins(python_kernel_entries(options.python_kernels));
+      load_python_kernels(options.python_kernels, cuda_device_available() ? Backend::cuda : Backend::cpu);
     } catch (const PluginError& e) {
       std::fprintf(stderr, "attnscope gui: --python-kernel %s\n", e.what());
       return kExitBadInput;

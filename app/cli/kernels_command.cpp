@@ -11,7 +11,6 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/python_kernels.hpp"
 #include "kernels/api/plugin_loader.hpp"
-#include "kernels/api/python_entry.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/engine.hpp"
 
@@ -158,10 +157,8 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins,
     std::fprintf(stderr, "attnscope kernels: --kernel-source %s\n", e.what());
     return kExitBadInput;
   }
-  install_python_describe_loader();
-  set_python_kernel_backend(cuda_device_available() ? Backend::cuda : Backend::cpu);
   try {
-    load_plugins(python_kernel_entries(python_kernels));
+    load_python_kernels(python_kernels, cuda_device_available() ? Backend::cuda : Backend::cpu);
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope kernels: --python-kernel %s\n", e.what());
     return kExitBadInput;

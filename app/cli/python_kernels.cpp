@@ -147,6 +147,12 @@ std::vector<std::string> python_kernel_entries(const std::vector<std::string>& s
   return out;
 }
 
+void load_python_kernels(const std::vector<std::string>& specs, Backend backend) {
+  install_python_describe_loader();
+  set_python_kernel_backend(backend);
+  load_plugins(python_kernel_entries(specs));
+}
+
 namespace {
 
 // The entry of an unregistered adapter named by a kernel variant's text, or "".

@@ -26,6 +26,9 @@ void install_python_describe_loader();
 // `--python-kernel FILE.py:FUNC[=ID]` (or a built-in adapter's id, torch.flash) values as
 // load_plugins() entries; throws PluginError.
 std::vector<std::string> python_kernel_entries(const std::vector<std::string>& specs);
+// What every front-end does with --python-kernel: installs the describe loader, sets the backend
+// Python kernels load for, and loads `specs`; throws PluginError.
+void load_python_kernels(const std::vector<std::string>& specs, Backend backend);
 
 // Appends "python:<id>" to spec.plugins for each kernel the sweep names that is a built-in Python
 // adapter (torch.*, triton.*) and not registered yet.

@@ -331,10 +331,8 @@ int run_sweep(const RunOptions& options) {
     std::fprintf(stderr, "attnscope run: --kernel-source %s\n", e.what());
     return kExitBadInput;
   }
-  install_python_describe_loader();
-  set_python_kernel_backend(backend_before_spec(options.sweep));
   try {
-    load_plugins(python_kernel_entries(options.python_kernels));
+    load_python_kernels(options.python_kernels, backend_before_spec(options.sweep));
   } catch (const PluginError& e) {
     std::fprintf(stderr, "attnscope run: --python-kernel %s\n", e.what());
     return kExitBadInput;
