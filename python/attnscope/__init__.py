@@ -65,10 +65,15 @@ def _kernel_entry(kernel):
         raise ValueError(
             f"kernels: {getattr(fn, '__name__', kernel)!r} cannot be imported by a worker process; define it at "
             "the top level of a .py file (in a notebook, %%writefile my_attn.py then import it)")
-    kernel_id = getattr(kernel, "attnscope_id", None)
-    spec = f"{os.path.abspath(path)}:{name}" + (f"={kernel_id}" if kernel_id else "")
-    from_id = kernel_id or (os.path.splitext(os.path.basename(path))[0] + "." + name).lower().replace("-", "_")
-    return from_id, spec
+    # The command line's default id, <file stem>.<function> (kernels/api/python_entry.cpp), unless
+    # the callable names its own; given explicitly, so both sides always agree.
+    kernel_id = getattr(kernel, "attnscope_id", None) or \
+        _id_part(os.path.splitext(os.path.basename(path))[0]) + "." + _id_part(name)
+    return kernel_id, f"{os.path.abspath(path)}:{name}={kernel_id}"
+
+
+def _id_part(text):
+    return "".join(c.lower() if c.isascii() and c.isalnum() else ("-" if c == "-" else "_") for c in text)
 
 
 def _sweep_args(preset, kernels, backend, axes, extra):
