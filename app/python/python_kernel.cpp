@@ -47,14 +47,22 @@ py::dict problem_dict(const Problem& p, Backend backend) {
 // A case's callable bound to its tensors. Every Python object is released with the GIL held.
 class PythonKernel final : public PreparedKernel {
  public:
-  PythonKernel(py::object fn, const Problem& p, Backend backend)
-      : m_fn(std::move(fn)), m_problem(p), m_backend(backend) {}
+  // `backward` is None for a kernel without one; `writes_lse` as the kernel declares it.
+  PythonKernel(py::object fn, py::object backward, bool writes_lse, const Problem& p, Backend backend)
+      : m_fn(std::move(fn)),
+        m_backward(std::move(backward)),
+        m_writes_lse(writes_lse),
+        m_problem(p),
+        m_backend(backend) {}
   ~PythonKernel() override {
     py::gil_scoped_acquire gil;
     m_last = py::object();
     m_bound = py::object();
+    m_bound_backward = py::object();
+    m_backward = py::object();
     m_fn = py::object();
   }
+  bool writes_lse() const override { return m_writes_lse; }
   PythonKernel(const PythonKernel&) = delete;
   PythonKernel& operator=(const PythonKernel&) = delete;
 
@@ -69,6 +77,17 @@ class PythonKernel final : public PreparedKernel {
     }
   }
 
+  void run_backward(const BackwardArgs& a) override {
+    py::gil_scoped_acquire gil;
+    try {
+      if (m_backward.is_none()) throw KernelError("this Python kernel has no attnscope_backward");
+      bind_backward(a);
+      m_bound_backward();
+    } catch (py::error_already_set& e) {
+      rethrow_as_kernel_error(e, "backward: ");
+    }
+  }
+
   void copy_out(const AttentionArgs& a) override {
     py::gil_scoped_acquire gil;
     try {
@@ -80,38 +99,57 @@ class PythonKernel final : public PreparedKernel {
   }
 
  private:
-  // Tensors over the engine's buffers, made once per set of buffers (the timed runs reuse them).
-  void bind(const AttentionArgs& a) {
-    if (m_bound && a.q == m_q && a.k == m_k && a.v == m_v && a.o == m_o && a.stream == m_stream) return;
-    const Problem& p = m_problem;
-    // The CPU engine holds every dtype as fp32 (rounded to the problem's dtype).
-    const DType t = m_backend == Backend::cpu ? DType::fp32 : p.dtype;
-    auto view = [&](const void* data, std::vector<std::int64_t> shape) {
-      void* memory = const_cast<void*>(data);
-      return m_backend == Backend::cpu ? host_array(static_cast<float*>(memory), shape)
-                                       : dlpack_view(memory, shape, t, m_backend);
-    };
-    m_bound =
-        kernels_module().attr("bind")(m_fn, view(a.q, {p.batch, p.seq_q, p.heads_q, p.head_dim}),
-                                      view(a.k, {p.batch, p.seq_kv, p.heads_kv, p.head_dim}),
-                                      view(a.v, {p.batch, p.seq_kv, p.heads_kv, p.head_dim_v}),
-                                      view(a.o, {p.batch, p.seq_q, p.heads_q, p.head_dim_v}),
-                                      problem_dict(p, m_backend), reinterpret_cast<std::uintptr_t>(a.stream));
-    m_q = a.q;
-    m_k = a.k;
-    m_v = a.v;
-    m_o = a.o;
-    m_stream = a.stream;
+  // A tensor over an engine buffer: `lse` is fp32 whatever the problem's dtype; the CPU engine holds
+  // every dtype as fp32 (rounded to the problem's dtype).
+  py::object view(const void* data, std::vector<std::int64_t> shape, bool lse = false) const {
+    void* memory = const_cast<void*>(data);
+    if (!memory) return py::none();
+    if (m_backend == Backend::cpu) return host_array(static_cast<float*>(memory), shape);
+    return dlpack_view(memory, shape, lse ? DType::fp32 : m_problem.dtype, m_backend);
+  }
+  std::vector<std::int64_t> q_shape() const {
+    return {m_problem.batch, m_problem.seq_q, m_problem.heads_q, m_problem.head_dim};
+  }
+  std::vector<std::int64_t> k_shape() const {
+    return {m_problem.batch, m_problem.seq_kv, m_problem.heads_kv, m_problem.head_dim};
+  }
+  std::vector<std::int64_t> v_shape() const {
+    return {m_problem.batch, m_problem.seq_kv, m_problem.heads_kv, m_problem.head_dim_v};
+  }
+  std::vector<std::int64_t> o_shape() const {
+    return {m_problem.batch, m_problem.seq_q, m_problem.heads_q, m_problem.head_dim_v};
+  }
+  std::vector<std::int64_t> lse_shape() const {
+    return {m_problem.batch, m_problem.heads_q, m_problem.seq_q};
   }
 
-  py::object m_fn, m_bound, m_last;
+  // Tensors over the engine's buffers, made once per set of buffers (the timed runs reuse them).
+  void bind(const AttentionArgs& a) {
+    const std::vector<const void*> key{a.q, a.k, a.v, a.o, a.lse, a.stream};
+    if (m_bound && key == m_key) return;
+    m_bound = kernels_module().attr("bind")(
+        m_fn, view(a.q, q_shape()), view(a.k, k_shape()), view(a.v, v_shape()), view(a.o, o_shape()),
+        m_writes_lse ? view(a.lse, lse_shape(), true) : py::none(), problem_dict(m_problem, m_backend),
+        reinterpret_cast<std::uintptr_t>(a.stream));
+    m_key = key;
+  }
+
+  void bind_backward(const BackwardArgs& a) {
+    const std::vector<const void*> key{a.q, a.k, a.v, a.o, a.lse, a.d_o, a.dq, a.dk, a.dv, a.stream};
+    if (m_bound_backward && key == m_backward_key) return;
+    m_bound_backward = kernels_module().attr("bind_backward")(
+        m_backward, view(a.q, q_shape()), view(a.k, k_shape()), view(a.v, v_shape()), view(a.o, o_shape()),
+        view(a.lse, lse_shape(), true), view(a.d_o, o_shape()), view(a.dq, q_shape()), view(a.dk, k_shape()),
+        view(a.dv, v_shape()), problem_dict(m_problem, m_backend),
+        reinterpret_cast<std::uintptr_t>(a.stream));
+    m_backward_key = key;
+  }
+
+  py::object m_fn, m_backward, m_bound, m_bound_backward, m_last;
+  bool m_writes_lse = false;
   Problem m_problem;
   Backend m_backend;
-  const void* m_q = nullptr;
-  const void* m_k = nullptr;
-  const void* m_v = nullptr;
-  const void* m_o = nullptr;
-  void* m_stream = nullptr;
+  std::vector<const void*> m_key, m_backward_key;  // the buffers the bound calls hold
 };
 
 // A kernel definition (attnscope._kernels.KernelDef) as a registry entry. The definition lives as
@@ -136,11 +174,21 @@ KernelSpec spec_of(const py::handle& def, Backend backend) {
     const Backend b = python_kernel_backend();
     try {
       py::object fn = held->attr("prepare")(problem_dict(p, b));
-      return std::make_unique<PythonKernel>(std::move(fn), p, b);
+      return std::make_unique<PythonKernel>(std::move(fn), held->attr("backward"),
+                                            held->attr("writes_lse").cast<bool>(), p, b);
     } catch (py::error_already_set& e) {
       rethrow_as_kernel_error(e, "prepare: ");
     }
   };
+  if (!def.attr("backward").is_none())
+    s.backward_why_not = [held](const Problem& p, const Knobs&) -> std::string {
+      py::gil_scoped_acquire gil;
+      try {
+        return held->attr("backward_why_not")(problem_dict(p, python_kernel_backend())).cast<std::string>();
+      } catch (py::error_already_set& e) {
+        return "backward_why_not raised " + python_error_text(e);
+      }
+    };
   return s;
 }
 

@@ -11,6 +11,14 @@ Optional attributes refine it: ``attnscope_id`` (the id attnscope.run gives it; 
 ``=ID`` does), ``attnscope_description``,
 ``attnscope_why_not(problem) -> str`` (empty: taken) and ``attnscope_prepare(problem) -> callable``
 (set-up outside the timed region, e.g. compiling; its time is the case's ``prepare`` phase).
+
+A backward (the kernel contract's, docs/design.md "Passes") takes two more attributes:
+``attnscope_writes_lse = True`` (the forward is then also given ``lse``, [B, Hq, Sq] float32, to
+fill with each row's natural-log sum of exp of the scaled scores) and
+``attnscope_backward(q, k, v, o, lse, do, *, causal, window, scale, dq, dk, dv)``, which writes
+every element of dq [B, Sq, Hq, D], dk [B, Sk, Hkv, D] and dv [B, Sk, Hkv, Dv] in place (dk and dv
+summed over the query heads of a group), rows with no visible key giving zeros.
+``attnscope_backward_why_not(problem) -> str`` may refuse problems for the backward alone.
 """
 import functools
 import hashlib
@@ -27,12 +35,25 @@ class Unsupported(Exception):
 class KernelDef:
     """One registry entry made from Python."""
 
-    def __init__(self, id, description, fn=None, why_not=None, prepare=None):
+    def __init__(self, id, description, fn=None, why_not=None, prepare=None, backward=None,
+                 backward_why_not=None, writes_lse=False):
         self.id = id
         self.description = description
         self._fn = fn
         self._why_not = why_not
         self._prepare = prepare
+        self.backward = backward
+        self._backward_why_not = backward_why_not
+        self.writes_lse = bool(writes_lse)
+        if backward is not None and not self.writes_lse:
+            raise TypeError(f"{id}: attnscope_backward is set but attnscope_writes_lse is not: the backward "
+                            "reads the forward's LSE")
+
+    def backward_why_not(self, problem):
+        if self._backward_why_not is None:
+            return ""
+        reason = self._backward_why_not(dict(problem))
+        return "" if not reason else str(reason)
 
     def why_not(self, problem):
         if self._why_not is None:
@@ -100,8 +121,13 @@ def user_kernel(path, function, kernel_id):
         raise TypeError(f"{path}:{function} is a {type(obj).__name__}, not a callable")
     doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
     description = getattr(obj, "attnscope_description", None) or (doc[0] if doc else f"{function} from {path}")
+    backward = getattr(obj, "attnscope_backward", None)
+    if backward is not None and not callable(backward):
+        raise TypeError(f"{path}:{function}.attnscope_backward is a {type(backward).__name__}, not a callable")
     return KernelDef(kernel_id, str(description), fn=obj, why_not=getattr(obj, "attnscope_why_not", None),
-                     prepare=getattr(obj, "attnscope_prepare", None))
+                     prepare=getattr(obj, "attnscope_prepare", None), backward=backward,
+                     backward_why_not=getattr(obj, "attnscope_backward_why_not", None),
+                     writes_lse=getattr(obj, "attnscope_writes_lse", False))
 
 
 def load_entry(path, function, kernel_id, backend):
@@ -113,22 +139,35 @@ def load_entry(path, function, kernel_id, backend):
     return Loaded("python callable", library_versions("numpy", "torch", "triton"), [kernel])
 
 
-def bind(fn, q, k, v, o, problem, stream):
-    """``fn`` applied to tensors over the case's buffers, as a call with no arguments. On cuda, torch's
-    current stream becomes attnscope's, so the callable's kernels land where the CUDA events are."""
+def _tensors(views, problem, stream):
+    """Tensors over the engine's buffers: torch CUDA tensors (torch's current stream made attnscope's,
+    so the callable's kernels land where the CUDA events are) or NumPy arrays."""
     if problem["backend"] == "cuda":
         import torch
-        tensors = [torch.from_dlpack(x) for x in (q, k, v, o)]
         if stream:
             torch.cuda.set_stream(torch.cuda.ExternalStream(stream))
-    else:
-        import numpy as np
-        tensors = [x if isinstance(x, np.ndarray) else np.from_dlpack(x) for x in (q, k, v, o)]
+        return [None if x is None else torch.from_dlpack(x) for x in views]
+    import numpy as np
+    return [x if x is None or isinstance(x, np.ndarray) else np.from_dlpack(x) for x in views]
+
+
+def _mask_keywords(problem):
     window = problem["window"]
-    call = functools.partial(fn, tensors[0], tensors[1], tensors[2], causal=problem["causal"],
-                             window=None if window is None else tuple(window), scale=problem["scale"],
-                             out=tensors[3])
-    return call
+    return dict(causal=problem["causal"], window=None if window is None else tuple(window), scale=problem["scale"])
+
+
+def bind(fn, q, k, v, o, lse, problem, stream):
+    """``fn`` applied to tensors over the case's buffers, as a call with no arguments; ``lse`` (None
+    unless the kernel writes it) is passed as a keyword."""
+    tq, tk, tv, to, tlse = _tensors((q, k, v, o, lse), problem, stream)
+    extra = {} if tlse is None else {"lse": tlse}
+    return functools.partial(fn, tq, tk, tv, out=to, **_mask_keywords(problem), **extra)
+
+
+def bind_backward(fn, q, k, v, o, lse, do, dq, dk, dv, problem, stream):
+    """The kernel's backward applied to the case's buffers, as a call with no arguments."""
+    t = _tensors((q, k, v, o, lse, do, dq, dk, dv), problem, stream)
+    return functools.partial(fn, *t[:6], dq=t[6], dk=t[7], dv=t[8], **_mask_keywords(problem))
 
 
 def copy_out(call, result):

@@ -127,3 +127,31 @@ def test_kernels_lists_python_kernels_and_adapters(attnscope_bin):
         entry = listed[adapter]
         if not entry.get("available", True):
             assert entry["why_not"].startswith(("PyTorch not importable", "Triton not importable"))
+
+
+def test_a_python_backward_is_checked_like_any_other(tmp_path):
+    rows = attnscope.run(kernels=["cpu.reference", attnscope_kernel("attention_with_backward")], out=tmp_path / "run",
+                         batch=1, heads=4, heads_kv=[4, 2], seq_q=[40], seq_kv=[40, 56], head_dim=16,
+                         causal=[0, 1], window=[None, (8, 0)], pass_=["fwd", "bwd", "fwd+bwd"], backend="cpu")
+    mine = [r for r in rows if r["kernel"] == "numpy_attn.attention_with_backward"]
+    assert len(mine) == 2 * 2 * 2 * 2 * 3
+    for r in mine:
+        assert r["status"] == "ok", r.get("reason")
+        assert r["correctness.pass"] is True
+        if r.get("problem.pass", "fwd") != "fwd":
+            for g in ("dq", "dk", "dv"):
+                assert r[f"grad_check.{g}.pass"] is True, (g, r)
+                assert r[f"grad_check.{g}.rel_l2"] < 1e-5
+    # A kernel without a backward is skipped for its bwd cases, in the contract's words.
+    rows = attnscope.run(kernels=["cpu.reference", attnscope_kernel("attention")], out=tmp_path / "run2", batch=1,
+                         heads=2, seq=[32], head_dim=16, pass_=["bwd"], backend="cpu")
+    skipped = [r for r in rows if r["kernel"] == "numpy_attn.attention"]
+    assert len(skipped) == 1 and skipped[0]["status"] == "skipped"
+    assert skipped[0]["reason"] == "numpy_attn.attention has no backward pass (pass = bwd); run it with pass = fwd"
+
+
+def test_a_backward_without_lse_is_refused_at_load(tmp_path, attnscope_bin):
+    result = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", f"{KERNELS}:backward_without_lse",
+                 "--out", str(tmp_path / "a"))
+    assert result.returncode == 2
+    assert "attnscope_backward is set but attnscope_writes_lse is not" in result.stderr, result.stderr

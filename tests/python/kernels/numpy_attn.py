@@ -5,7 +5,8 @@ import ctypes
 import numpy as np
 
 
-def _reference(q, k, v, causal, window, scale):
+def _scores(q, k, v, causal, window, scale):
+    """Masked scaled scores [B, Hq, Sq, Sk] in float64, and K, V repeated over each group's heads."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
     group = hq // hkv
@@ -23,13 +24,24 @@ def _reference(q, k, v, causal, window, scale):
             keep &= j >= diag - left
         if right >= 0:
             keep &= j <= diag + right
-    s = np.where(keep, s, -np.inf)
+    return np.where(keep, s, -np.inf), kk, vv
+
+
+def _forward(q, k, v, causal, window, scale):
+    """(O [B, Sq, Hq, Dv], LSE [B, Hq, Sq]) in float64; rows with no visible key: O = 0, LSE = -inf."""
+    s, _, vv = _scores(q, k, v, causal, window, scale)
     m = s.max(axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     p = np.exp(s - m)
     l = p.sum(axis=-1, keepdims=True)
     o = np.einsum("bhqk,bkhd->bqhd", p / np.where(l == 0, 1, l), vv)
-    return o
+    with np.errstate(divide="ignore"):
+        lse = np.where(l[..., 0] > 0, m[..., 0] + np.log(l[..., 0]), -np.inf)
+    return o, lse
+
+
+def _reference(q, k, v, causal, window, scale):
+    return _forward(q, k, v, causal, window, scale)[0]
 
 
 def attention(q, k, v, *, causal, window, scale, out=None):
@@ -65,3 +77,38 @@ def full_only(q, k, v, *, causal, window, scale, out=None):
 
 
 full_only.attnscope_why_not = lambda problem: "causal masks are not implemented" if problem["causal"] else ""
+
+
+def attention_with_backward(q, k, v, *, causal, window, scale, out=None, lse=None):
+    """Exact attention in NumPy with its LSE and backward"""
+    o, l = _forward(q, k, v, causal, window, scale)
+    out[...] = o
+    lse[...] = l
+
+
+def _attention_backward(q, k, v, o, lse, do, *, causal, window, scale, dq, dk, dv):
+    s, kk, vv = _scores(q, k, v, causal, window, scale)
+    lse = lse.astype(np.float64)[..., None]
+    p = np.where(np.isfinite(lse), np.exp(s - np.where(np.isfinite(lse), lse, 0.0)), 0.0)
+    do64, o64 = do.astype(np.float64), o.astype(np.float64)
+    b, sk, hkv = k.shape[0], k.shape[1], k.shape[2]
+    group = q.shape[2] // hkv
+    dv_full = np.einsum("bhqk,bqhd->bkhd", p, do64)
+    dp = np.einsum("bqhd,bkhd->bhqk", do64, vv)
+    rowsum = np.einsum("bqhd,bqhd->bhq", do64, o64)[..., None]
+    ds = p * (dp - rowsum)
+    dq[...] = scale * np.einsum("bhqk,bkhd->bqhd", ds, kk)
+    dk_full = scale * np.einsum("bhqk,bqhd->bkhd", ds, q.astype(np.float64))
+    dk[...] = dk_full.reshape(b, sk, hkv, group, -1).sum(axis=3)
+    dv[...] = dv_full.reshape(b, sk, hkv, group, -1).sum(axis=3)
+
+
+attention_with_backward.attnscope_writes_lse = True
+attention_with_backward.attnscope_backward = _attention_backward
+
+
+def backward_without_lse(q, k, v, *, causal, window, scale, out=None):
+    out[...] = _reference(q, k, v, causal, window, scale)
+
+
+backward_without_lse.attnscope_backward = _attention_backward
