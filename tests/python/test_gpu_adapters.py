@@ -59,3 +59,16 @@ def test_user_torch_callable(tmp_path):
     user = [r for r in rows if r["kernel"] == "user.torch"]
     assert [r["status"] for r in user] == ["ok", "ok"]
     assert all(r["correctness.pass"] for r in user)
+
+
+def test_user_torch_backward(tmp_path):
+    rows = attnscope.run(kernels=["cudnn.sdpa", "user.grad"], out=tmp_path / "run", batch=1, heads=4, heads_kv=[4, 2],
+                         seq_q=[200], seq_kv=[200, 333], head_dim=64, causal=[0, 1], pass_=["fwd", "bwd", "fwd+bwd"],
+                         args=["--python-kernel", TORCH_KERNEL + ":attention_with_backward=user.grad", "--metrics",
+                               "none"])
+    user = [r for r in rows if r["kernel"] == "user.grad"]
+    assert len(user) == 2 * 2 * 2 * 3
+    for r in user:
+        assert r["status"] == "ok", r.get("reason")
+        if r.get("problem.pass", "fwd") != "fwd":
+            assert all(r[f"grad_check.{g}.pass"] for g in ("dq", "dk", "dv")), r
