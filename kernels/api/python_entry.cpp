@@ -134,7 +134,7 @@ PythonKernels load_python_entry(const PythonEntry& entry) {
   if (!loader())
     throw PluginError(entry.text() +
                       ": Python kernels need attnscope's Python module, which this program has not "
-                      "loaded (build it with python3-dev and pybind11-dev installed; docs/python.md)");
+                      "loaded: run a worker for them as `python3 -m attnscope worker` (docs/python.md)");
   return loader()(entry, backend_for_python());
 }
 
