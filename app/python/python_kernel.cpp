@@ -157,18 +157,22 @@ class PythonKernel final : public PreparedKernel {
 // hold it without ever releasing it.
 KernelSpec spec_of(const py::handle& def, Backend backend) {
   auto* held = new py::object(py::reinterpret_borrow<py::object>(def));
+  // The definition's `method(problem) -> str` as a why_not: its refusal, or what it raised.
+  auto refusal = [held](const char* method) {
+    return [held, method](const Problem& p, const Knobs&) -> std::string {
+      py::gil_scoped_acquire gil;
+      try {
+        return held->attr(method)(problem_dict(p, python_kernel_backend())).cast<std::string>();
+      } catch (py::error_already_set& e) {
+        return std::string(method) + " raised " + python_error_text(e);
+      }
+    };
+  };
   KernelSpec s;
   s.id = def.attr("id").cast<std::string>();
   s.description = def.attr("description").cast<std::string>();
   s.backend = backend;
-  s.why_not = [held](const Problem& p, const Knobs&) -> std::string {
-    py::gil_scoped_acquire gil;
-    try {
-      return held->attr("why_not")(problem_dict(p, python_kernel_backend())).cast<std::string>();
-    } catch (py::error_already_set& e) {
-      return "why_not raised " + python_error_text(e);
-    }
-  };
+  s.why_not = refusal("why_not");
   s.prepare = [held](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     py::gil_scoped_acquire gil;
     const Backend b = python_kernel_backend();
@@ -180,15 +184,7 @@ KernelSpec spec_of(const py::handle& def, Backend backend) {
       rethrow_as_kernel_error(e, "prepare: ");
     }
   };
-  if (!def.attr("backward").is_none())
-    s.backward_why_not = [held](const Problem& p, const Knobs&) -> std::string {
-      py::gil_scoped_acquire gil;
-      try {
-        return held->attr("backward_why_not")(problem_dict(p, python_kernel_backend())).cast<std::string>();
-      } catch (py::error_already_set& e) {
-        return "backward_why_not raised " + python_error_text(e);
-      }
-    };
+  if (!def.attr("backward").is_none()) s.backward_why_not = refusal("backward_why_not");
   return s;
 }
 
