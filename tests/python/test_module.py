@@ -21,3 +21,16 @@ def test_callable_outside_a_file_is_refused_with_advice():
     import pytest
     with pytest.raises(ValueError, match="define it at the top level of a .py file"):
         attnscope.plan(kernels=[lambda q, k, v, **kw: None], backend="cpu", seq=64, head_dim=32)
+
+
+def test_the_examples_are_valid_python():
+    import json
+    import os
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python")
+    with open(os.path.join(root, "my_attn.py")) as f:
+        compile(f.read(), "my_attn.py", "exec")
+    with open(os.path.join(root, "attnscope.ipynb")) as f:
+        notebook = json.load(f)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            compile("".join(cell["source"]), "attnscope.ipynb", "exec")
