@@ -22,6 +22,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/cublas/batch_dims.hpp"
 #include "kernels/cublas/cublas_unfused_backward.hpp"
 #include "kernels/naive/row_softmax.cuh"
 #include "kernels/reference/device_mask.hpp"
@@ -38,17 +39,9 @@ constexpr int kFillThreads = 256;
 
 std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-struct PointerParams {
-  std::int64_t heads_q, heads_kv, group;
-  std::int64_t seq_q, seq_kv;
-  std::int64_t head_dim, head_dim_v;
-  std::int64_t elem_bytes;  // Q, K, V, O and P element size
-  std::int64_t count;       // B * Hq
-};
-
 // ptrs is [6][B*Hq]: K, Q, S (GEMM 1) and V, P, O (GEMM 2) for each (b, h), in bytes arithmetic.
 __global__ void fill_pointers(const char* q, const char* k, const char* v, char* o, char* s, char* pm,
-                              const void** ptrs, PointerParams p) {
+                              const void** ptrs, BatchDims p) {
   const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (n >= p.count) return;
   const std::int64_t b = n / p.heads_q, h = n % p.heads_q, hk = h / p.group;
@@ -122,16 +115,8 @@ class CublasUnfusedKernel final : public PreparedKernel {
     ATTN_CUBLAS_CHECK(cublasSetStream(m_handle, stream));
     ATTN_CUBLAS_CHECK(cublasSetWorkspace(m_handle, ws + m_cublas_offset, kCublasWorkspace));
 
-    const auto count = pr.batch * pr.heads_q;
-    const PointerParams pp{pr.heads_q,
-                           pr.heads_kv,
-                           pr.heads_q / pr.heads_kv,
-                           pr.seq_q,
-                           pr.seq_kv,
-                           pr.head_dim,
-                           pr.head_dim_v,
-                           static_cast<std::int64_t>(dtype_bytes(pr.dtype)),
-                           count};
+    const BatchDims pp = batch_dims(pr);
+    const auto count = pp.count;
     const auto fill_blocks = static_cast<unsigned>((count + kFillThreads - 1) / kFillThreads);
     fill_pointers<<<fill_blocks, kFillThreads, 0, stream>>>(
         static_cast<const char*>(a.q), static_cast<const char*>(a.k), static_cast<const char*>(a.v),

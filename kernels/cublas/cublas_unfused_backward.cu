@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/cublas/batch_dims.hpp"
 #include "kernels/cublas/cublas_unfused_backward.hpp"
 #include "kernels/naive/row_softmax.cuh"
 #include "kernels/reference/device_types.cuh"
@@ -47,15 +48,11 @@ struct Bases {
   char *dq, *dp, *ds, *dk_h, *dv_h;
 };
 
-struct Dims {
-  std::int64_t heads_q, heads_kv, group, seq_q, seq_kv, head_dim, head_dim_v, elem, count;
-};
-
 // Pointer arrays [15][B*Hq], per GEMM (A, B, C) in cuBLAS's argument order.
-__global__ void fill_backward_pointers(Bases x, const void** ptrs, Dims d) {
+__global__ void fill_backward_pointers(Bases x, const void** ptrs, BatchDims d) {
   const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (n >= d.count) return;
-  const std::int64_t b = n / d.heads_q, h = n % d.heads_q, hk = h / d.group, e = d.elem;
+  const std::int64_t b = n / d.heads_q, h = n % d.heads_q, hk = h / d.group, e = d.elem_bytes;
   const std::int64_t scores = d.seq_q * d.seq_kv;
   const char* q = x.q + (b * d.seq_q * d.heads_q + h) * d.head_dim * e;
   const char* k = x.k + (b * d.seq_kv * d.heads_kv + hk) * d.head_dim * e;
@@ -79,7 +76,7 @@ __global__ void fill_backward_pointers(Bases x, const void** ptrs, Dims d) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     softmax_backward_rows(const T* __restrict__ pm, const float* __restrict__ dp, const T* __restrict__ o,
-                          const T* __restrict__ d_o, T* __restrict__ ds, Dims d, float scale) {
+                          const T* __restrict__ d_o, T* __restrict__ ds, BatchDims d, float scale) {
   __shared__ float scratch[kThreads / 32];
   const std::int64_t row = blockIdx.x;  // (b * Hq + h) * Sq + i
   const std::int64_t bh = row / d.seq_q, i = row % d.seq_q, b = bh / d.heads_q, h = bh % d.heads_q;
@@ -97,7 +94,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // out[b, j, hk, c] = sum over the group's query heads h of per_head[(b * Hq + h), j, c].
 template <typename T>
-__global__ void reduce_heads(const float* __restrict__ per_head, T* __restrict__ out, Dims d,
+__global__ void reduce_heads(const float* __restrict__ per_head, T* __restrict__ out, BatchDims d,
                              std::int64_t width) {
   const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t total = d.count / d.heads_q * d.heads_kv * d.seq_kv * width;
@@ -130,16 +127,8 @@ void cublas_unfused_backward(cublasHandle_t handle, const Problem& pr, const voi
   ATTN_CUBLAS_CHECK(cublasSetStream(handle, stream));
   ATTN_CUBLAS_CHECK(cublasSetWorkspace(handle, ws + l.cublas, kCublasWorkspace));
 
-  const std::int64_t count = pr.batch * pr.heads_q;
-  const Dims d{pr.heads_q,
-               pr.heads_kv,
-               pr.heads_q / pr.heads_kv,
-               pr.seq_q,
-               pr.seq_kv,
-               pr.head_dim,
-               pr.head_dim_v,
-               static_cast<std::int64_t>(dtype_bytes(pr.dtype)),
-               count};
+  const BatchDims d = batch_dims(pr);
+  const std::int64_t count = d.count;
   const Bases x{static_cast<const char*>(a.q),
                 static_cast<const char*>(a.k),
                 static_cast<const char*>(a.v),
