@@ -5,14 +5,7 @@
 #   scripts/device/issue20_backward.sh dev-carry/new
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-TESTS=$BIN/tests/attnscope.tests.gpu
-T0=$(date +%s)
-timeout "${SUITE_S:-300}" "$TESTS" --gtest_filter="${FILTER:-Registry/BackwardConformance.*:Registry/Conformance.EveryCaseIsCorrectOrRefused/*}" \
-  > "$OUT/conformance.log" 2>&1
-echo "conformance rc=$? t=$(( $(date +%s) - T0 ))s"
-grep -E "^\[conformance\]" "$OUT/conformance.log"
-grep -E "^[a-z0-9_.@=+]+ [a-z0-9_+]+ \(.*\): (mismatch|error|fault|oom|timeout):" "$OUT/conformance.log" | head -30
-grep -E "^\[  (SKIPPED|FAILED) \]|Failure" "$OUT/conformance.log" | sort -u | head -20
+run_conformance "${FILTER:-Registry/BackwardConformance.*:Registry/Conformance.EveryCaseIsCorrectOrRefused/*}" "${SUITE_S:-300}"
 T0=$(date +%s)
 "$ATTNSCOPE_BIN" run --kernels cuda.reference,cudnn.sdpa,fa2.mma --batch 2 --heads 8 --seq 1024,4096 \
   --head-dim 64,128 --causal 0,1 --pass fwd,bwd,fwd+bwd --max-time-s 0.3 --out "$OUT/sweep" --force \

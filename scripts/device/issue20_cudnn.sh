@@ -5,14 +5,8 @@
 #   scripts/device/issue20_cudnn.sh dev-carry/new
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-T0=$(date +%s)
-timeout "${SUITE_S:-300}" "$BIN/tests/attnscope.tests.gpu" \
-  --gtest_filter="${FILTER:-Registry/BackwardConformance.*:Registry/Conformance.EveryCaseIsCorrectOrRefused/cudnn_sdpa}" \
-  > "$OUT/conformance.log" 2>&1
-echo "conformance rc=$? t=$(( $(date +%s) - T0 ))s"
-grep -E "^\[conformance\]" "$OUT/conformance.log"
-grep -E "^[a-z0-9_.@=+]+ [a-z0-9_+]+ \(.*\): (mismatch|error|fault|oom|timeout):" "$OUT/conformance.log" | head -30
-grep -E "^\[  (SKIPPED|FAILED) \]|Failure" "$OUT/conformance.log" | sort -u | head -20
+run_conformance "${FILTER:-Registry/BackwardConformance.*:Registry/Conformance.EveryCaseIsCorrectOrRefused/cudnn_sdpa}" \
+  "${SUITE_S:-300}"
 T0=$(date +%s)
 "$ATTNSCOPE_BIN" run --kernels cudnn.sdpa --tokens 16384 --hidden 2048 --seq 2048,8192 --head-dim 64,128,256 \
   --causal 0,1 --pass fwd,bwd,fwd+bwd --l2 warm --out "$OUT/tokens16k" --force > "$OUT/tokens16k.log" 2>&1

@@ -5,12 +5,7 @@
 #   ANCHORS=dev-carry/z/anchors.py scripts/device/issue20_fa2.sh dev-carry/new
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-T0=$(date +%s)
-timeout "${SUITE_S:-200}" "$BIN/tests/attnscope.tests.gpu" --gtest_filter="${FILTER:-Registry/BackwardConformance.*fa2_mma}" \
-  > "$OUT/conformance.log" 2>&1
-echo "conformance rc=$? t=$(( $(date +%s) - T0 ))s"
-grep -E "^\[conformance\]" "$OUT/conformance.log"
-grep -E "^[a-z0-9_.@=+]+ [a-z0-9_+]+ \(.*\): (mismatch|error|fault|oom|timeout):" "$OUT/conformance.log" | cut -c1-300 | head -20
+run_conformance "${FILTER:-Registry/BackwardConformance.*fa2_mma}" "${SUITE_S:-200}"
 if [[ -z "${SKIP_MEMCHECK:-}" ]]; then
   timeout 120 compute-sanitizer --tool memcheck --error-exitcode 7 "$ATTNSCOPE_BIN" run --in-process \
     --kernels fa2.mma --batch 1 --heads 8 --heads-kv 2 --seq-q 100 --seq-kv 300 --head-dim 64 --causal 1 \

@@ -5,13 +5,7 @@
 #   scripts/device/issue20_padding.sh dev-carry/new
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-T0=$(date +%s)
-timeout 300 "$BIN/tests/attnscope.tests.gpu" --gtest_filter="${FILTER:-Registry/BackwardConformance.*cudnn_sdpa}" \
-  > "$OUT/conformance.log" 2>&1
-echo "conformance rc=$? t=$(( $(date +%s) - T0 ))s"
-grep -E "^\[conformance\]" "$OUT/conformance.log"
-grep -E "^[a-z0-9_.@=+]+ [a-z0-9_+]+ \(.*\): (mismatch|error|fault|oom|timeout):" "$OUT/conformance.log" | head -20
-grep -E "^\[  (SKIPPED|FAILED) \]|Failure" "$OUT/conformance.log" | sort -u | head
+run_conformance "${FILTER:-Registry/BackwardConformance.*cudnn_sdpa}" 300
 "$ATTNSCOPE_BIN" run --kernels cudnn.sdpa --batch 2 --heads 16 --seq 8192 --head-dim 128 --pass bwd --l2 warm \
   --out "$OUT/case" --force > "$OUT/case.log" 2>&1
 python3 - "$OUT/case/results.jsonl" > "$OUT/ncu_cmd.sh" <<'PY'

@@ -12,22 +12,15 @@
 #include "profiling/engine/check.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/engine/inputs.hpp"
+#include "tests/support/conformance.hpp"
 
 namespace attn {
 namespace {
 
+// A conformance shape (batch 2, fp32 on the CPU) for the backward.
 Problem shape(std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t sk, std::int64_t d,
               bool causal, Window w = {}) {
-  Problem p;
-  p.batch = 2;
-  p.heads_q = hq;
-  p.heads_kv = hkv;
-  p.seq_q = sq;
-  p.seq_kv = sk;
-  p.head_dim = p.head_dim_v = d;
-  p.dtype = DType::fp32;
-  p.causal = causal;
-  p.window = w;
+  Problem p = test::conformance_problem(hq, hkv, sq, sk, d, DType::fp32, causal, w);
   p.pass = Pass::bwd;
   return p;
 }
