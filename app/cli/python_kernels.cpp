@@ -73,8 +73,9 @@ nlohmann::json describe(const std::string& what, const std::vector<std::string>&
   return j;
 }
 
-// A kernel the describe answer names: it plans here and runs in a Python worker.
-KernelSpec stub_spec(const nlohmann::json& k, Backend backend) {
+// A kernel the describe answer names, as this process registers it: it plans here and runs only in a
+// Python worker.
+KernelSpec worker_only_spec(const nlohmann::json& k, Backend backend) {
   KernelSpec s;
   s.id = k.at("id").get<std::string>();
   s.description = k.value("description", std::string());
@@ -99,8 +100,16 @@ PythonKernels load_described(const PythonEntry& entry, Backend backend) {
   out.name = j.value("name", std::string("python"));
   if (const auto v = j.find("versions"); v != j.end() && v->is_array())
     for (const auto& s : *v) out.versions.push_back(s.get<std::string>());
-  for (const auto& k : j.at("kernels")) out.specs.push_back(stub_spec(k, backend));
+  for (const auto& k : j.at("kernels")) out.specs.push_back(worker_only_spec(k, backend));
   return out;
+}
+
+// The entry of an unregistered adapter named by a kernel variant's text, or "".
+std::string adapter_entry(std::string_view text) {
+  AxisProblem ignored;
+  const auto v = try_parse_kernel_variant(text, ignored);
+  if (!v || find_kernel(v->kernel) || !is_python_adapter_id(v->kernel)) return {};
+  return std::string(kPythonEntryPrefix) + v->kernel;
 }
 
 }  // namespace
@@ -152,18 +161,6 @@ void load_python_kernels(const std::vector<std::string>& specs, Backend backend)
   set_python_kernel_backend(backend);
   load_plugins(python_kernel_entries(specs));
 }
-
-namespace {
-
-// The entry of an unregistered adapter named by a kernel variant's text, or "".
-std::string adapter_entry(std::string_view text) {
-  AxisProblem ignored;
-  const auto v = try_parse_kernel_variant(text, ignored);
-  if (!v || find_kernel(v->kernel) || !is_python_adapter_id(v->kernel)) return {};
-  return std::string(kPythonEntryPrefix) + v->kernel;
-}
-
-}  // namespace
 
 void add_python_adapter_entries(SweepSpec& spec) {
   for (const std::string& text : spec.kernels) {

@@ -32,6 +32,12 @@ class Unsupported(Exception):
     """A kernel does not take this problem: the case is `skipped` with this message."""
 
 
+def _refusal(why_not, problem):
+    """What a kernel's optional why_not says of ``problem``: "" when it takes it (or has no why_not)."""
+    reason = why_not(dict(problem)) if why_not is not None else None
+    return str(reason) if reason else ""
+
+
 class KernelDef:
     """One registry entry made from Python."""
 
@@ -50,16 +56,10 @@ class KernelDef:
                             "reads the forward's LSE")
 
     def backward_why_not(self, problem):
-        if self._backward_why_not is None:
-            return ""
-        reason = self._backward_why_not(dict(problem))
-        return "" if not reason else str(reason)
+        return _refusal(self._backward_why_not, problem)
 
     def why_not(self, problem):
-        if self._why_not is None:
-            return ""
-        reason = self._why_not(dict(problem))
-        return "" if not reason else str(reason)
+        return _refusal(self._why_not, problem)
 
     def prepare(self, problem):
         if self._prepare is not None:
