@@ -84,5 +84,13 @@ FieldValue get_window_right(const CaseResult& c) { return c.problem.window.right
 std::string set_window_right(CaseResult& c, const FieldValue& v) {
   return from_value(v, c.problem.window.right);
 }
+FieldValue get_compress_block(const CaseResult& c) { return c.problem.compress.block; }
+std::string set_compress_block(CaseResult& c, const FieldValue& v) {
+  return from_value(v, c.problem.compress.block);
+}
+FieldValue get_compress_stride(const CaseResult& c) { return c.problem.compress.stride; }
+std::string set_compress_stride(CaseResult& c, const FieldValue& v) {
+  return from_value(v, c.problem.compress.stride);
+}
 
 }  // namespace attn::field_access

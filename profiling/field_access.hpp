@@ -145,5 +145,9 @@ FieldValue get_window_left(const CaseResult& c);
 std::string set_window_left(CaseResult& c, const FieldValue& v);
 FieldValue get_window_right(const CaseResult& c);
 std::string set_window_right(CaseResult& c, const FieldValue& v);
+FieldValue get_compress_block(const CaseResult& c);
+std::string set_compress_block(CaseResult& c, const FieldValue& v);
+FieldValue get_compress_stride(const CaseResult& c);
+std::string set_compress_stride(CaseResult& c, const FieldValue& v);
 
 }  // namespace attn::field_access

@@ -559,6 +559,23 @@ const std::array kFields = {
               .get = &get_text_if_set<&C::kernel_origin>,
               .set = &set_top<&C::kernel_origin>,
               .csv = true},
+    // NSA's compressed branch (0, 0: none); after the columns results.csv already had
+    FieldDesc{.path = "problem.compress[0]",
+              .name = "compress_block",
+              .label = "Compressed block l",
+              .type = FT::int64,
+              .get = &get_compress_block,
+              .set = &set_compress_block,
+              .json = false,
+              .csv = true},
+    FieldDesc{.path = "problem.compress[1]",
+              .name = "compress_stride",
+              .label = "Compressed stride d",
+              .type = FT::int64,
+              .get = &get_compress_stride,
+              .set = &set_compress_stride,
+              .json = false,
+              .csv = true},
 };
 
 #undef ATTN_METRIC_ROW

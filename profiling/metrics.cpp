@@ -353,6 +353,7 @@ std::string ncu_command_for(const std::string& attnscope_exe, const std::string&
   o.dtype = std::string(to_string(p.dtype));
   o.causal = p.causal ? "1" : "0";
   o.window = window;
+  if (p.compress.active()) o.compress = fmt::format("{},{}", p.compress.block, p.compress.stride);
   if (p.pass != Pass::fwd) o.pass = std::string(to_string(p.pass));  // its NVTX range names the pass
   o.l2 = std::string(to_string(protocol.l2));
   o.seed = std::to_string(protocol.seed);

@@ -36,6 +36,8 @@ std::int64_t axis_value(const Problem& p, CrossAxis a) {
       return p.heads_q;
     case CrossAxis::heads_kv:
       return p.heads_kv;
+    case CrossAxis::window:
+      return p.window.left;
   }
   return 0;
 }
@@ -46,7 +48,11 @@ Fields group_fields(const Problem& p, CrossAxis a, bool tokens, bool hidden) {
   Fields f;
   f.emplace_back("dtype", fmt::format("\"{}\"", to_string(p.dtype)));
   f.emplace_back("causal", p.causal ? "true" : "false");
-  f.emplace_back("window", fmt::format("[{}, {}]", p.window.left, p.window.right));
+  if (a == CrossAxis::window)
+    f.emplace_back("window_right", num(p.window.right));
+  else
+    f.emplace_back("window", fmt::format("[{}, {}]", p.window.left, p.window.right));
+  f.emplace_back("compress", fmt::format("[{}, {}]", p.compress.block, p.compress.stride));
   f.emplace_back("pass", fmt::format("\"{}\"", to_string(p.pass)));  // shown only where it varies
   if (a != CrossAxis::batch) {
     if (tokens)
@@ -61,8 +67,15 @@ Fields group_fields(const Problem& p, CrossAxis a, bool tokens, bool hidden) {
       f.emplace_back("heads", num(p.heads_q));
   }
   if (a != CrossAxis::heads_kv) f.emplace_back("kv_group", num(p.heads_kv > 0 ? p.heads_q / p.heads_kv : 0));
-  if (a != CrossAxis::seq && a != CrossAxis::seq_q) f.emplace_back("seq_q", num(p.seq_q));
-  if (a == CrossAxis::seq)
+  // A compressed branch's Sk is its block count at Sq: along one of them the other is not a group.
+  const bool derived_kv = p.compress.active() && p.seq_kv == p.compress.blocks_at(p.seq_q - 1);
+  if (a == CrossAxis::seq_kv && derived_kv)
+    f.emplace_back("seq_q", "\"derived\"");
+  else if (a != CrossAxis::seq && a != CrossAxis::seq_q)
+    f.emplace_back("seq_q", num(p.seq_q));
+  if (a == CrossAxis::seq && derived_kv)
+    f.emplace_back("seq_kv", "\"derived\"");
+  else if (a == CrossAxis::seq)
     f.emplace_back("seq_kv", p.seq_kv == p.seq_q ? std::string("\"tied\"") : num(p.seq_kv));
   else if (a != CrossAxis::seq_kv)
     f.emplace_back("seq_kv", num(p.seq_kv));
@@ -123,13 +136,16 @@ std::string_view to_string(CrossAxis a) {
       return "heads";
     case CrossAxis::heads_kv:
       return "heads_kv";
+    case CrossAxis::window:
+      return "window";
   }
   return "?";
 }
 
 std::optional<CrossAxis> parse_cross_axis(std::string_view s) {
-  for (const CrossAxis a : {CrossAxis::seq, CrossAxis::seq_q, CrossAxis::seq_kv, CrossAxis::head_dim,
-                            CrossAxis::head_dim_v, CrossAxis::batch, CrossAxis::heads, CrossAxis::heads_kv})
+  for (const CrossAxis a :
+       {CrossAxis::seq, CrossAxis::seq_q, CrossAxis::seq_kv, CrossAxis::head_dim, CrossAxis::head_dim_v,
+        CrossAxis::batch, CrossAxis::heads, CrossAxis::heads_kv, CrossAxis::window})
     if (s == to_string(a)) return a;
   return std::nullopt;
 }
@@ -150,6 +166,7 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
     if (!is_measured(c)) continue;
     const std::string& k = variant_label(c);
     measured.insert(k);
+    if (options.axis == CrossAxis::window && c.problem.window.left < 0) continue;  // no window length
     if (k == options.a || k == options.b) usable.push_back(&c);
   }
   for (const std::string* k : {&options.a, &options.b}) {
@@ -199,7 +216,8 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
     for (const auto& field : g.fields) {
       if (!varying.contains(field.first)) continue;
       out.fields.push_back(field);
-      if (field.first != "dtype" && field.first != "causal" && field.first != "window")
+      if (field.first != "dtype" && field.first != "causal" && field.first != "window" &&
+          field.first != "compress" && field.first != "window_right")
         out.label += " " + field.first + "=" + plain(field.second);
     }
     std::set<std::int64_t> values;
@@ -277,6 +295,29 @@ std::string crossover_text(const CrossoverResult& r) {
       out += fmt::format("  ({} value{} with only one of the two kernels ok)\n", g.unpaired,
                          g.unpaired == 1 ? "" : "s");
   }
+  return out;
+}
+
+std::string crossover_markdown(const CrossoverResult& r, const std::string& source) {
+  const std::string axis(to_string(r.options.axis));
+  std::string out = fmt::format("## Thresholds: {} over {} along {}\n\n", r.options.a, r.options.b, axis);
+  out += fmt::format(
+      "The threshold `{}` is the smallest {} from which {} is at least {:.4g}x faster than {} (median {} / "
+      "median {}) at every larger swept value. Source: {}.\n",
+      r.key(), axis, r.options.a, r.options.headroom, r.options.b, r.options.b, r.options.a, source);
+  for (const CrossoverGroup& g : r.groups) {
+    out += fmt::format("\n### {}\n\n", g.label);
+    out += g.threshold ? fmt::format("Chosen: **{} = {}**.\n\n", r.key(), *g.threshold)
+                       : fmt::format("Chosen: none: {} does not clear {:.4g}x up to the largest {}.\n\n",
+                                     r.options.a, r.options.headroom, axis);
+    out += fmt::format("| {} | {} | {} | speedup | >= {:.4g}x |\n| ---: | ---: | ---: | ---: | :---: |\n",
+                       axis, r.options.a, r.options.b, r.options.headroom);
+    for (const CrossoverPoint& p : g.points)
+      out +=
+          fmt::format("| {} | {} | {} | {:.3f} | {} |\n", p.value, format_duration_ms(p.a_ms),
+                      format_duration_ms(p.b_ms), p.speedup, p.speedup >= r.options.headroom ? "yes" : "no");
+  }
+  out += "\n```toml\n" + crossover_toml(r, source) + "```\n";
   return out;
 }
 

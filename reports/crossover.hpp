@@ -13,11 +13,12 @@
 
 namespace attn {
 
-enum class CrossAxis { seq, seq_q, seq_kv, head_dim, head_dim_v, batch, heads, heads_kv };
+// `window`: the left side w of sliding windows (w, R), the NSA sliding branch's window length.
+enum class CrossAxis { seq, seq_q, seq_kv, head_dim, head_dim_v, batch, heads, heads_kv, window };
 std::string_view to_string(CrossAxis a);
 std::optional<CrossAxis> parse_cross_axis(std::string_view s);
 inline constexpr const char* kCrossAxisAllowed =
-    "seq, seq_q, seq_kv, head_dim, head_dim_v, batch, heads, heads_kv";
+    "seq, seq_q, seq_kv, head_dim, head_dim_v, batch, heads, heads_kv, window";
 
 struct CrossoverOptions {
   std::string a, b;  // variant labels (a kernel id, or "fa2.mma@br=64"): A the candidate, B the incumbent
@@ -66,5 +67,9 @@ std::string crossover_toml(const CrossoverResult& r, const std::string& source);
 
 // A table for the terminal: per group its threshold and the speedup at every swept value.
 std::string crossover_text(const CrossoverResult& r);
+
+// The report section of the NSA playbook's template: per group a speedup table (axis value, both
+// medians, speedup, whether A clears the headroom) and the chosen threshold, then the TOML snippet.
+std::string crossover_markdown(const CrossoverResult& r, const std::string& source);
 
 }  // namespace attn

@@ -325,6 +325,12 @@ Problem problem_from(const json& j, const std::string& path) {
     p.window.left = as_int64((*w)[0], wpath + "[0]");
     p.window.right = as_int64((*w)[1], wpath + "[1]");
   }
+  if (const json* c = find(j, "compress")) {
+    const std::string cpath = child(path, "compress");
+    if (!c->is_array() || c->size() != 2) fail(cpath, "expected [block, stride], got " + c->dump());
+    p.compress.block = as_int64((*c)[0], cpath + "[0]");
+    p.compress.stride = as_int64((*c)[1], cpath + "[1]");
+  }
   if (const json* layout = find(j, "layout")) {
     const std::string s = as_string(*layout, child(path, "layout"));
     if (s != "bshd") fail(child(path, "layout"), "expected \"bshd\", got \"" + s + "\"");
@@ -368,6 +374,8 @@ void to_json(json& j, const Problem& p) {
        {"window", json::array({p.window.left, p.window.right})},
        {"layout", "bshd"}};
   if (p.pass != Pass::fwd) j["pass"] = std::string(to_string(p.pass));  // absent: the forward
+  if (p.compress != Compress{})                                         // absent: none
+    j["compress"] = json::array({p.compress.block, p.compress.stride});
 }
 
 void from_json(const json& j, Problem& p) { p = problem_from(j, "problem"); }

@@ -34,13 +34,17 @@ CLI::App* add_crossover_command(CLI::App& app, CrossoverCommandOptions& o) {
       ->type_name("KERNEL");
   cmd->add_option("--axis", o.axis, std::string("the swept axis: ") + kCrossAxisAllowed)
       ->required()
-      ->check(
-          CLI::IsMember({"seq", "seq_q", "seq_kv", "head_dim", "head_dim_v", "batch", "heads", "heads_kv"}));
+      ->check(CLI::IsMember(
+          {"seq", "seq_q", "seq_kv", "head_dim", "head_dim_v", "batch", "heads", "heads_kv", "window"}));
   cmd->add_option("--headroom", o.headroom, "A must be at least this many times faster than B (default 1.1)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--key", o.key, "TOML key of the threshold (default min_<axis>), e.g. fa2_min_len_cmp")
       ->type_name("NAME");
   cmd->add_option("-o,--out", o.out, "write the TOML snippet to FILE")->type_name("FILE");
+  cmd->add_option(
+         "--md", o.markdown,
+         "write a Markdown report section (speedup tables, the chosen thresholds, the snippet) to FILE")
+      ->type_name("FILE.md");
   cmd->add_option(
          "--plot", o.plot,
          "write a PNG (or, for FILE.svg, an SVG) of the speedup of A over B with the thresholds marked")
@@ -114,16 +118,20 @@ int find_crossover(const CrossoverCommandOptions& o) {
   std::fputs(crossover_text(r).c_str(), stdout);
   std::fputs("\n", stdout);
   std::fputs(toml.c_str(), stdout);
-  if (!o.out.empty()) {
-    std::ofstream f(o.out, std::ios::binary | std::ios::trunc);
-    f << toml;
+  const auto write = [](const std::string& file, const std::string& text, const char* what) {
+    std::ofstream f(file, std::ios::binary | std::ios::trunc);
+    f << text;
     f.close();
     if (!f) {
-      std::fprintf(stderr, "attnscope crossover: cannot write %s\n", o.out.c_str());
-      return kExitBadInput;
+      std::fprintf(stderr, "attnscope crossover: cannot write %s\n", file.c_str());
+      return false;
     }
-    std::fprintf(stderr, "attnscope crossover: thresholds written to %s\n", o.out.c_str());
-  }
+    std::fprintf(stderr, "attnscope crossover: %s written to %s\n", what, file.c_str());
+    return true;
+  };
+  if (!o.out.empty() && !write(o.out, toml, "thresholds")) return kExitBadInput;
+  if (!o.markdown.empty() && !write(o.markdown, crossover_markdown(r, source), "report section"))
+    return kExitBadInput;
   if (!o.plot.empty()) {
     try {
       const auto [width, height] = parse_image_size(o.size);

@@ -44,6 +44,10 @@ std::vector<Probe> probes(DType t) {
   Problem window = base_problem(t);
   window.window = {64, 0};
   v.push_back({"window", window});
+  Problem compressed = base_problem(t);
+  compressed.compress = {32, 16};
+  compressed.seq_kv = compressed.compress.blocks_at(compressed.seq_q - 1);
+  v.push_back({"cmp", compressed});
   Problem gqa = base_problem(t);
   gqa.heads_kv = 1;
   v.push_back({"gqa", gqa});
@@ -63,7 +67,7 @@ std::vector<Probe> probes(DType t) {
 // why_not() of a kernel source compiles the source: a compile error is shown in the cell, not fatal.
 std::string probe_reason(const KernelSpec& k, const Problem& p) {
   try {
-    if (std::string why = k.why_not(p, {}); !why.empty() || !has_backward(p.pass)) return why;
+    if (std::string why = kernel_why_not(k, p, {}); !why.empty() || !has_backward(p.pass)) return why;
     return backward_why_not(k, p, {});
   } catch (const std::exception& e) {
     const std::string what = e.what();

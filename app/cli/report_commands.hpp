@@ -36,6 +36,7 @@ struct CrossoverCommandOptions {
   double headroom = 1.1;
   std::string key;
   std::string out;               // TOML file; default: printed only
+  std::string markdown;          // Markdown report section; default none
   std::string plot;              // PNG (or .svg) with the thresholds marked; default none
   std::string size = "800x500";  // of the plot, WxH [px]
 };

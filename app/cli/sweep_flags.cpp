@@ -71,6 +71,11 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               "sliding windows: L,R keys left/right of the diagonal (-1 = unbounded); L alone = L,0; several "
               "separated by ';' (quote them); none = no window",
               kSweepGroup);
+  text_option(cmd, "--compress", o.compress, "L,D[;...]",
+              "NSA's compressed branch: keys are compressed blocks of L positions at stride D, query i sees "
+              "block j iff j*D + L - 1 <= i; Sk defaults to the block count at Sq; several separated by ';'; "
+              "none = off",
+              kSweepGroup);
   text_option(cmd, "--pass", o.pass, "LIST",
               "which pass to measure: fwd, bwd (the backward alone, given the kernel's own forward's O and "
               "LSE) or fwd+bwd (both back to back); several separated by ','",

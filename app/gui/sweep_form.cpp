@@ -7,6 +7,7 @@
 #include <set>
 
 #include "app/cli/run_flags.hpp"
+#include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/preset.hpp"
 
 namespace attn::gui {
@@ -51,6 +52,7 @@ std::string group_field_text(const SweepGroup& g, const std::string& key) {
   if (key == "dtype") return join_map(g.dtype, [](DType d) { return std::string(to_string(d)); });
   if (key == "causal") return join_map(g.causal, [](int c) { return std::to_string(c); });
   if (key == "window") return join_map(g.window, window_text, ";");
+  if (key == "compress") return format_compress_axis(g.compress);
   if (key == "pass") return join_map(g.pass, [](Pass p) { return std::string(to_string(p)); });
   return "";
 }
@@ -93,6 +95,9 @@ const std::vector<FormField>& axis_fields() {
       {"causal", "causal", "--causal", &SweepForm::causal, &SweepOverrides::causal, "0, 1 or 0,1"},
       {"window", "window", "--window", &SweepForm::window, &SweepOverrides::window,
        "L,R keys left/right of the diagonal; L alone = L,0; several with ';'; none"},
+      {"compress", "NSA compressed", "--compress", &SweepForm::compress, &SweepOverrides::compress,
+       "l,d: keys are blocks of l positions at stride d (Sk defaults to their count); several with ';'; "
+       "none"},
       {"pass", "pass", "--pass", &SweepForm::pass, &SweepOverrides::pass,
        "fwd, bwd (given the kernel's own forward) or fwd+bwd; several with ','"},
   };

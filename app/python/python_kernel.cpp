@@ -31,6 +31,8 @@ py::dict problem_dict(const Problem& p, Backend backend) {
   d["dtype"] = std::string(to_string(p.dtype));
   d["causal"] = p.causal;
   d["window"] = p.window.active() ? py::object(py::make_tuple(p.window.left, p.window.right)) : py::none();
+  d["compress"] =
+      p.compress.active() ? py::object(py::make_tuple(p.compress.block, p.compress.stride)) : py::none();
   d["scale"] = p.default_scale();
   d["pass"] = std::string(to_string(p.pass));
   d["backend"] = std::string(to_string(backend));
@@ -185,6 +187,7 @@ KernelSpec spec_of(const py::handle& def, Backend backend) {
     }
   };
   if (!def.attr("backward").is_none()) s.backward_why_not = refusal("backward_why_not");
+  s.compressed_mask = def.attr("compressed_mask").cast<bool>();
   return s;
 }
 
@@ -245,6 +248,7 @@ py::dict describe_entry(const std::string& entry_text, const std::string& backen
       d["id"] = s.id;
       d["description"] = s.description;
       d["backward"] = static_cast<bool>(s.backward_why_not);
+      d["compressed_mask"] = s.compressed_mask;
       kernels.append(d);
     }
     out["kernels"] = kernels;

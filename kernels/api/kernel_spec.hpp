@@ -120,7 +120,21 @@ struct KernelSpec {
   std::function<std::string(const Problem&, const Knobs&)> backward_why_not;
   // Empty: the engine's tolerance rule (2x cudnn.sdpa, else the dtype bound).
   std::function<StatedBound(const Problem&)> stated_bound;
+  // Takes NSA's compressed-branch mask (Problem::compress). Off by default so that a kernel written
+  // before the mask existed (a plug-in, a Python callable) refuses such problems instead of
+  // computing them as unmasked.
+  bool compressed_mask = false;
 };
+
+// Why `k` cannot take `p` with `knobs`: a mask kind it does not implement, else its own why_not.
+// Empty when it can. Every planner and listing asks through this.
+inline std::string kernel_why_not(const KernelSpec& k, const Problem& p, const Knobs& knobs) {
+  if (p.compress.active() && !k.compressed_mask)
+    return k.id + " does not implement NSA's compressed-branch mask (compress = " +
+           std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride) +
+           "); `attnscope kernels` marks those that do in its cmp column";
+  return k.why_not ? k.why_not(p, knobs) : std::string{};
+}
 
 // Why `k` cannot run the backward of `p` (whose pass has one); empty when it can.
 inline std::string backward_why_not(const KernelSpec& k, const Problem& p, const Knobs& knobs) {

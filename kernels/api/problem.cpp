@@ -61,10 +61,23 @@ Wide sum_clamped_min(const std::vector<Line>& lines, Wide lo, Wide hi) {
   return total;
 }
 
+// The compressed branch's pairs: sum over rows i of min(Sk, num_cmp(i)). With u = i + 1 - l over
+// [0, U], U = Sq - l, num_cmp = floor(u / d) + 1 takes each value k + 1 on d consecutive u (fewer on
+// the last), and is capped at Sk from k = Sk - 1 on.
+Wide compressed_pairs(const Problem& p) {
+  const Wide l = p.compress.block, d = p.compress.stride, sk = p.seq_kv;
+  const Wide top = Wide(p.seq_q) - l;  // U
+  if (top < 0) return 0;
+  const Wide groups = top / d;  // K: the last u's k
+  if (groups + 1 <= sk) return d * groups * (groups + 1) / 2 + (top - groups * d + 1) * (groups + 1);
+  return d * sk * (sk - 1) / 2 + sk * (top + 1 - (sk - 1) * d);
+}
+
 // The exact pair count of one (batch, head). Row i sees keys [max(0, d - L), min(Sk, d + A)) with
 // d = i + Sk - Sq, A = 1 (causal), R + 1 (right window) or none; its count is max(0, min of the
 // lines Sk, Sk + L - d, d + A, A + L) (each line kept only where its bounds exist).
 Wide exact_pairs(const Problem& p) {
+  if (p.compress.active()) return compressed_pairs(p);
   const bool has_left = p.window.left >= 0;
   std::optional<Wide> reach;  // A: keys visible past the diagonal, + 1
   if (p.causal) reach = 1;
@@ -125,6 +138,12 @@ std::string Problem::validate() const {
   if (heads_q % heads_kv != 0)
     return "heads_kv = " + std::to_string(heads_kv) + ": must divide heads_q = " + std::to_string(heads_q) +
            " (GQA/MQA groups query heads evenly)";
+  if (compress.active() && (causal || window.active()))
+    return "compress = (" + std::to_string(compress.block) + "," + std::to_string(compress.stride) +
+           ") with " +
+           (causal ? std::string("causal = 1")
+                   : "window = (" + std::to_string(window.left) + "," + std::to_string(window.right) + ")") +
+           ": the compressed branch is its own causal rule; set causal = 0 and no window";
   return {};
 }
 
@@ -144,6 +163,10 @@ std::string Problem::validate_sizes() const {
   if (window.left < -1 || window.right < -1)
     return "window = (" + std::to_string(window.left) + "," + std::to_string(window.right) +
            "): each side must be >= 0, or -1 for unbounded";
+  if (compress.block < 0 || (compress.active() && compress.stride < 1) ||
+      (!compress.active() && compress.stride != 0))
+    return "compress = (" + std::to_string(compress.block) + "," + std::to_string(compress.stride) +
+           "): block l and stride d must both be >= 1 (or both 0: no compressed branch)";
   return {};
 }
 
@@ -154,6 +177,8 @@ std::string Problem::shape_label() const {
 }
 
 std::string Problem::mask_label() const {
+  if (compress.active())
+    return "cmp" + std::to_string(compress.block) + "," + std::to_string(compress.stride);
   std::string m = causal ? "causal" : "";
   if (window.active()) {
     if (!m.empty()) m += "+";

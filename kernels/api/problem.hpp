@@ -18,6 +18,23 @@ struct Window {
   friend bool operator==(const Window&, const Window&) = default;
 };
 
+// NSA's compressed branch (Native Sparse Attention, arXiv 2502.11089): the keys are compressed
+// blocks, key j summarising raw positions [j * stride, j * stride + block), and query row i (raw
+// position i: queries start the sequence) sees block j iff j * stride + block - 1 <= i, so row i
+// sees num_cmp(i) = floor((i + 1 - block) / stride) + 1 blocks (none before position block - 1).
+// It is its own causal rule: a problem with it has neither `causal` nor a window (validate()).
+struct Compress {
+  std::int64_t block = 0;   // l; 0 = not a compressed-branch problem
+  std::int64_t stride = 0;  // d
+  bool active() const { return block > 0; }
+  // num_cmp(i): blocks complete at raw position i (0 while i + 1 < block).
+  std::int64_t blocks_at(std::int64_t i) const {
+    const std::int64_t u = i + 1 - block;
+    return u < 0 ? 0 : u / stride + 1;
+  }
+  friend bool operator==(const Compress&, const Compress&) = default;
+};
+
 enum class Layout { bshd };
 
 // Tensors are row-major BSHD: Q [B, Sq, Hq, D], K [B, Sk, Hkv, D], V [B, Sk, Hkv, Dv],
@@ -35,6 +52,7 @@ struct Problem {
   DType dtype = DType::fp16;
   bool causal = false;
   Window window;
+  Compress compress;
   Layout layout = Layout::bshd;
   // What a case computes on this shape; the forward by default. Part of the problem so that every
   // comparison keyed on it (baselines, speedups, shards, the reference cache) keeps passes apart.
@@ -51,6 +69,7 @@ struct Problem {
     std::int64_t size() const { return last > first ? last - first : 0; }
   };
   KeyRange visible_keys(std::int64_t i) const {
+    if (compress.active()) return {0, std::min(seq_kv, compress.blocks_at(i))};
     const std::int64_t diag = i + diagonal_offset();
     std::int64_t first = 0;
     std::int64_t last = seq_kv;
@@ -89,13 +108,14 @@ struct Problem {
 
   // Empty when the shape is well formed; otherwise names the field, its value and what is allowed.
   std::string validate() const;
-  // The part of validate() no planned case can violate (every size >= 1, window sides >= -1): a
-  // record breaking it was not written by attnscope. validate() adds the GQA grouping rule.
+  // The part of validate() no planned case can violate (every size >= 1, window sides >= -1,
+  // compress both >= 1 or both 0): a record breaking it was not written by attnscope. validate()
+  // adds the GQA grouping rule and that a compressed problem has no causal flag or window.
   std::string validate_sizes() const;
 
   // "2x16x8192x128" (B x Hq x Sq x D), the NVTX/label form; full_label() adds everything else.
   std::string shape_label() const;
-  std::string mask_label() const;  // "full", "causal", "win64,0", "causal+win128,-1"
+  std::string mask_label() const;  // "full", "causal", "win64,0", "causal+win128,-1", "cmp32,16"
   std::string full_label() const;  // ends with " bwd" / " fwd+bwd" for those passes
 };
 

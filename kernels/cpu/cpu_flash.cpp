@@ -133,6 +133,7 @@ KernelSpec make_cpu_flash_spec() {
   s.backend = Backend::cpu;
   s.knobs = {{"block_q", {16, 32, 64, 128}, 64, "query rows per tile (Br)"},
              {"block_k", {16, 32, 64, 128}, 64, "keys per tile (Bc)"}};
+  s.compressed_mask = true;
   s.why_not = [](const Problem& p, const Knobs& k) -> std::string {
     if (auto r = cpu_kernel_why_not(p, k); !r.empty()) return r;
     for (const char* name : {"block_q", "block_k"}) {

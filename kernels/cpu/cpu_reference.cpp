@@ -133,6 +133,7 @@ KernelSpec make_cpu_reference_spec() {
   s.id = "cpu.reference";
   s.description = "CPU oracle: exact two-pass softmax with fp64 accumulation, every mask; exact backward";
   s.backend = Backend::cpu;
+  s.compressed_mask = true;
   s.why_not = cpu_why_not;
   s.backward_why_not = cpu_why_not;
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {

@@ -177,6 +177,7 @@ KernelSpec make_cublas_unfused_spec() {
       "PyTorch math equivalent: cuBLAS S = QK^T (fp32 out), fused scale-mask-softmax, cuBLAS O = PV; "
       "materialised backward (P kept from the forward)";
   s.backend = Backend::cuda;
+  s.compressed_mask = true;
   s.why_not = cublas_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs& k) { return cublas_why_not(p, k); };
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {

@@ -140,7 +140,8 @@ struct TileLoader {
 
 // ---- the kernel ---------------------------------------------------------------------------------
 
-// kBand: the causal/window band test is compiled in; without it only keys >= Sk are masked.
+// kBand: the causal/window band test (or the compressed rule) is compiled in; without it only keys
+// >= Sk are masked.
 template <typename T, typename Tr, bool kBand>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Params p) {
   static_assert(!(kBand && Tr::kTight), "the tight tiles are compiled without the band mask");
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   int key_lo = 0, key_hi = p.seq_kv;
   if constexpr (kBand) {
     if (p.left >= 0) key_lo = max(0, row0 + diag_off - p.left);
-    if (p.right >= 0) key_hi = min(p.seq_kv, row_last + diag_off + p.right + 1);
+    key_hi = band_end(p, row_last);
   }
   const int n_lo = key_lo / Bc;
   const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : n_lo;
@@ -184,7 +185,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   int full_lo = 0, full_hi = p.seq_kv;
   if constexpr (kBand) {
     if (p.left >= 0) full_lo = max(0, row_last + diag_off - p.left);
-    if (p.right >= 0) full_hi = min(p.seq_kv, row0 + diag_off + p.right + 1);
+    full_hi = band_end(p, row0);
   }
 
   // The loader's per-thread state is rebuilt from an opaque read of %tid at each use instead of
@@ -288,18 +289,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
       for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          int first = 0, end = p.seq_kv;
+          int first = 0, right_lim = 0;  // keys past Sk are masked by the Sk test
           if constexpr (kBand) {
-            const int diag = row0 + warp_row0 + mt * 16 + g + 8 * r + diag_off;
-            if (p.left >= 0) first = max(0, diag - p.left);
-            if (p.right >= 0) end = min(p.seq_kv, diag + p.right + 1);
+            const int row = row0 + warp_row0 + mt * 16 + g + 8 * r;
+            if (p.left >= 0) first = max(0, row + diag_off - p.left);
+            right_lim = row + p.right_add;
           }
 #pragma unroll
           for (int j = 0; j < kNTT; ++j)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const int key = key0 + 8 * j + 2 * t4 + e;
-              if (key < first || key >= end) s[mt][j][2 * r + e] = kNegInf;
+              if (key < first || key >= p.seq_kv || key * p.right_mul > right_lim)
+                s[mt][j][2 * r + e] = kNegInf;
             }
         }
     }

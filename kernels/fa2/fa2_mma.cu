@@ -59,8 +59,8 @@ bool is_compiled(int d, const TileConfig& t) {
   return false;
 }
 
-// Causal or windowed: the kernel with the band test compiled in runs (fill_params' rule).
-bool has_band(const Problem& p) { return p.causal || p.window.active(); }
+// Causal, windowed or compressed: the kernel with the band test compiled in runs (fill_params' rule).
+bool has_band(const Problem& p) { return p.causal || p.window.active() || p.compress.active(); }
 
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (std::string why =
@@ -71,6 +71,9 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
     return "head_dim = " + std::to_string(p.head_dim) +
            ": fa2.mma is compiled for 32, 64, 96, 128, 160, 192, 224, 256";
   if (std::string why = grid_shape_why_not(p, "fa2.mma"); !why.empty()) return why;
+  if (p.compress.active() && p.seq_q > (std::int64_t{1} << 24))
+    return "seq_q = " + std::to_string(p.seq_q) +
+           ": fa2.mma takes NSA's compressed branch up to seq_q = 2^24 (its key x stride test is 32-bit)";
   const int d = static_cast<int>(p.head_dim);
   const bool band = has_band(p);
   // The base the knobs modify: the default tile for this mask, shared memory aside (prepare checks it).
@@ -159,7 +162,8 @@ KernelSpec make_fa2_mma_spec() {
   s.id = "fa2.mma";
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
-      "softmax, O in registers; causal/window/GQA; FA2 backward (D 64/128, dQ by fp32 atomics)";
+      "softmax, O in registers; causal/window/NSA compressed/GQA; FA2 backward (D 64/128, dQ by fp32 "
+      "atomics)";
   s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;
   s.knobs = {
@@ -171,6 +175,7 @@ KernelSpec make_fa2_mma_spec() {
        0,
        "K buffers: 1 = FA2 order, 2 = next K loads during the whole tile (0 = default)"},
   };
+  s.compressed_mask = true;
   s.why_not = fa2_why_not;
   s.prepare = fa2_prepare;
   return s;

@@ -35,7 +35,32 @@ struct Fa2Params {
   // as right = min(right, 0), so the kernel has one band test; -1 = unbounded.
   int left = -1;
   int right = -1;
+  // NSA's compressed branch in place of the band (Problem::Compress): row i sees keys
+  // [0, min(Sk, floor((i + 1 - cmp_block) / cmp_stride) + 1)); cmp_block = 0: off.
+  int cmp_block = 0;
+  int cmp_stride = 1;
+  // The right edge as the element test reads it, one multiply and no division or branch: key j is
+  // masked for row i iff j * right_mul > i + right_add. Band: (1, Sk - Sq + right); compressed
+  // branch: (d, 1 - l); unbounded: (0, 0), never (rows are >= 0).
+  int right_mul = 0;
+  int right_add = 0;
 };
+
+// Exclusive end of row `row`'s visible keys: the band's right edge, or the compressed rule.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+    inline int
+    band_end(const Fa2Params& p, int row) {
+  if (p.cmp_block > 0) {
+    const int u = row + 1 - p.cmp_block;
+    const int n = u < 0 ? 0 : u / p.cmp_stride + 1;
+    return n < p.seq_kv ? n : p.seq_kv;
+  }
+  const int end =
+      row + (p.seq_kv - p.seq_q) + p.right + 1;  // -1 unbounded: plain functions, no std:: on device
+  return p.right >= 0 && end < p.seq_kv ? end : p.seq_kv;
+}
 
 // The launch-shape limits both families share (B on grid.z, Hq on grid.y, rows and keys indexed in
 // int32): empty when `p` fits, else the reason naming the fields, for kernel `id`'s why_not.
@@ -75,6 +100,18 @@ inline void fill_params(Fa2Params& prm, const Problem& pr, const AttentionArgs& 
   if (pr.causal) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
   prm.left = pr.window.left >= 0 ? static_cast<int>(std::min(pr.window.left, wide)) : -1;
   prm.right = static_cast<int>(right);
+  if (prm.right >= 0) {
+    prm.right_mul = 1;
+    prm.right_add = prm.seq_kv - prm.seq_q + prm.right;
+  }
+  if (pr.compress.active()) {
+    // A block past Sq + 1 is never complete, and with a stride of Sq or more only block 0 ever is:
+    // clamped, they change nothing, and key * stride stays far inside int (why_not caps Sq at 2^24).
+    prm.cmp_block = static_cast<int>(std::min(pr.compress.block, pr.seq_q + 1));
+    prm.cmp_stride = static_cast<int>(std::min(pr.compress.stride, pr.seq_q));
+    prm.right_mul = prm.cmp_stride;
+    prm.right_add = 1 - prm.cmp_block;
+  }
 }
 
 }  // namespace attn::fa2

@@ -202,6 +202,7 @@ KernelSpec make_naive_unfused_spec() {
   s.description =
       "standard attention: tiled S = QK^T, in-place masked softmax, O = PV; fp32 O(S^2) workspace";
   s.backend = Backend::cuda;
+  s.compressed_mask = true;
   s.why_not = naive_why_not;
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     return std::make_unique<NaiveUnfusedKernel>(p);

@@ -240,6 +240,7 @@ KernelSpec make_cuda_reference_spec() {
       "GPU oracle: fp32 online softmax over exactly the visible keys, any D/Dv, writes LSE; exact fp32 "
       "backward (D <= 512)";
   s.backend = Backend::cuda;
+  s.compressed_mask = true;
   s.why_not = reference_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs&) { return reference_backward_why_not(p); };
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {

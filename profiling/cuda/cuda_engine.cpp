@@ -204,7 +204,7 @@ class CudaEngine final : public CaseEngine {
     if (!spec) throw KernelError("kernel '" + c.kernel + "' is not in this build's registry");
     if (!c.skip_reason.empty()) throw Unsupported(c.skip_reason);
     if (spec->backend != Backend::cuda) throw Unsupported("needs the cpu backend; this run uses cuda");
-    if (auto why = spec->why_not(c.problem, c.knobs); !why.empty()) throw Unsupported(why);
+    if (auto why = kernel_why_not(*spec, c.problem, c.knobs); !why.empty()) throw Unsupported(why);
     if (has_backward(c.problem.pass))
       if (auto why = backward_why_not(*spec, c.problem, c.knobs); !why.empty()) throw Unsupported(why);
     return *spec;

@@ -107,7 +107,7 @@ void ProblemCache::measure_cudnn_gradient_error() {
   Problem p = m_problem;
   p.pass = Pass::bwd;
   const KernelSpec* dnn = find_kernel("cudnn.sdpa");
-  if (!dnn || p.dtype == DType::fp32 || !dnn->why_not(p, {}).empty() ||
+  if (!dnn || p.dtype == DType::fp32 || !kernel_why_not(*dnn, p, {}).empty() ||
       !backward_why_not(*dnn, p, {}).empty())
     return;
   try {
@@ -222,7 +222,7 @@ void ProblemCache::compute_reference() {
   if (!ref) throw KernelError("cuda.reference is missing from the registry");
   Problem p32 = p;
   p32.dtype = DType::fp32;
-  if (auto why = ref->why_not(p32, {}); !why.empty())
+  if (auto why = kernel_why_not(*ref, p32, {}); !why.empty())
     throw KernelError("cuda.reference refuses the case: " + why);
   auto kernel = ref->prepare(p32, {});
   CaseBuffers b = allocate_case_buffers(p32, *kernel);
@@ -334,7 +334,7 @@ void ProblemCache::add_sampled_rows(const DeviceBuffer& out, CheckVerdict& v) co
 std::future<std::unique_ptr<PreparedKernel>> ProblemCache::prepare_cudnn_async() const {
   const Problem& p = m_problem;
   const KernelSpec* dnn = find_kernel("cudnn.sdpa");
-  if (!dnn || p.dtype == DType::fp32 || !dnn->why_not(p, {}).empty()) return {};
+  if (!dnn || p.dtype == DType::fp32 || !kernel_why_not(*dnn, p, {}).empty()) return {};
   int device = 0;
   ATTN_CUDA_CHECK(cudaGetDevice(&device));
   // Never destroyed: at exit its thread just stops, and nothing is torn down after the CUDA runtime.

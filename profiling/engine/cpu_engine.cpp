@@ -78,7 +78,7 @@ class CpuEngine final : public CaseEngine {
     if (!spec) throw KernelError("kernel '" + c.kernel + "' is not in this build's registry");
     if (!c.skip_reason.empty()) throw Unsupported(c.skip_reason);
     if (spec->backend != Backend::cpu) throw Unsupported("needs the cuda backend; this run uses cpu");
-    if (auto why = spec->why_not(c.problem, c.knobs); !why.empty()) throw Unsupported(why);
+    if (auto why = kernel_why_not(*spec, c.problem, c.knobs); !why.empty()) throw Unsupported(why);
     const Problem& p = c.problem;
     const bool backward = has_backward(p.pass);
     if (backward)

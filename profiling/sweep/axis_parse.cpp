@@ -18,6 +18,8 @@ const char* const kPassAxisAllowed = "a list of fwd, bwd and fwd+bwd, e.g. fwd,b
 const char* const kWindowAxisAllowed =
     "windows L,R separated by ';' like 64,0;128,128 (L or R = -1: unbounded on that side; a single "
     "L means L,0), or none";
+const char* const kCompressAxisAllowed =
+    "compressed branches l,d (block length, stride, both >= 1) separated by ';' like 32,16;64,32, or none";
 
 namespace {
 
@@ -235,6 +237,49 @@ bool try_parse_window_axis(std::string_view text, std::vector<Window>& out, Axis
   return true;
 }
 
+bool try_parse_compress(std::string_view text, Compress& out, AxisProblem& problem) {
+  text = trim(text);
+  if (text.empty()) return fail(problem, "empty compressed branch", kCompressAxisAllowed);
+  if (lower(text) == "none") {
+    out = Compress{};
+    return true;
+  }
+  const auto parts = split(text, ',');
+  if (parts.size() != 2)
+    return fail(problem,
+                "compressed branch " + quoted(text) + " has " + std::to_string(parts.size()) +
+                    " numbers, not 2 (l,d)",
+                kCompressAxisAllowed);
+  std::int64_t v[2] = {0, 0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (!to_int(parts[i], v[i]))
+      return fail(problem,
+                  "compressed branch " + quoted(text) + ": " + quoted(parts[i]) + " is not an integer",
+                  kCompressAxisAllowed);
+    if (v[i] < 1)
+      return fail(problem,
+                  "compressed branch " + quoted(text) + ": " + (i == 0 ? "block l = " : "stride d = ") +
+                      std::to_string(v[i]) + " is below 1",
+                  kCompressAxisAllowed);
+  }
+  out = Compress{v[0], v[1]};
+  return true;
+}
+
+bool try_parse_compress_axis(std::string_view text, std::vector<Compress>& out, AxisProblem& problem) {
+  out.clear();
+  if (trim(text).empty()) return fail(problem, "no values", kCompressAxisAllowed);
+  for (std::string_view item : split(text, ';')) {
+    Compress c;
+    if (!try_parse_compress(item, c, problem)) return false;
+    if (out.size() >= kMaxAxisValues)
+      return fail(problem, "more than " + std::to_string(kMaxAxisValues) + " compressed branches",
+                  kCompressAxisAllowed);
+    out.push_back(c);
+  }
+  return true;
+}
+
 std::vector<std::int64_t> parse_int_axis(std::string_view text, std::string_view field) {
   std::vector<std::int64_t> out;
   AxisProblem p;
@@ -267,6 +312,13 @@ std::vector<Window> parse_window_axis(std::string_view text, std::string_view fi
   std::vector<Window> out;
   AxisProblem p;
   if (!try_parse_window_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
+std::vector<Compress> parse_compress_axis(std::string_view text, std::string_view field) {
+  std::vector<Compress> out;
+  AxisProblem p;
+  if (!try_parse_compress_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
   return out;
 }
 
@@ -330,6 +382,15 @@ std::string format_window_axis(const std::vector<Window>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (i) s += ';';
     s += v[i].active() ? std::to_string(v[i].left) + "," + std::to_string(v[i].right) : "none";
+  }
+  return s;
+}
+
+std::string format_compress_axis(const std::vector<Compress>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ';';
+    s += v[i].active() ? std::to_string(v[i].block) + "," + std::to_string(v[i].stride) : "none";
   }
   return s;
 }

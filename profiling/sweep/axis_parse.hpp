@@ -48,6 +48,10 @@ std::vector<int> parse_bool_axis(std::string_view text, std::string_view field);
 // means (L, 0): a causal sliding window of L keys back, the Mistral/NSA convention.
 std::vector<Window> parse_window_axis(std::string_view text, std::string_view field);
 
+// NSA's compressed branch `l,d` (block length l, stride d, both >= 1); several separated by ';'
+// (`32,16;64,32`); `none` = no compressed branch.
+std::vector<Compress> parse_compress_axis(std::string_view text, std::string_view field);
+
 // A single integer >= min_value, or a boolean, with the same error format (--tokens, --force ...).
 std::int64_t parse_int_value(std::string_view text, std::string_view field, std::int64_t min_value);
 bool parse_bool_value(std::string_view text, std::string_view field);
@@ -60,6 +64,8 @@ bool try_parse_bool_axis(std::string_view text, std::vector<int>& out, AxisProbl
 bool try_parse_pass_axis(std::string_view text, std::vector<Pass>& out, AxisProblem& problem);
 bool try_parse_window_axis(std::string_view text, std::vector<Window>& out, AxisProblem& problem);
 bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem);
+bool try_parse_compress_axis(std::string_view text, std::vector<Compress>& out, AxisProblem& problem);
+bool try_parse_compress(std::string_view text, Compress& out, AxisProblem& problem);
 
 // The `allowed` texts, so other messages quote the same syntax.
 extern const char* const kIntAxisAllowed;
@@ -67,6 +73,7 @@ extern const char* const kDTypeAxisAllowed;
 extern const char* const kBoolAxisAllowed;
 extern const char* const kPassAxisAllowed;
 extern const char* const kWindowAxisAllowed;
+extern const char* const kCompressAxisAllowed;
 
 // "64,128,320" / "fp16,bf16" / "0,1" / "64,0;128,128" / "none": the canonical text of an axis,
 // which parses back to the same values (used by the GUI and in messages).
@@ -75,5 +82,6 @@ std::string format_dtype_axis(const std::vector<DType>& v);
 std::string format_bool_axis(const std::vector<int>& v);
 std::string format_pass_axis(const std::vector<Pass>& v);
 std::string format_window_axis(const std::vector<Window>& v);
+std::string format_compress_axis(const std::vector<Compress>& v);  // "32,16;64,32" / "none"
 
 }  // namespace attn

@@ -60,6 +60,7 @@ std::vector<std::string> sweep_args(const SweepOverrides& o, FlagStyle style) {
   add("--dtype", o.dtype);
   add("--causal", o.causal);
   add("--window", o.window);
+  add("--compress", o.compress);
   add("--pass", o.pass);
   add("--warmup-ms", o.warmup_ms);
   add("--min-samples", o.min_samples);

@@ -93,6 +93,7 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
   set_axis(spec, o.dtype, "--dtype", parse_dtype_axis, &SweepGroup::dtype);
   set_axis(spec, o.causal, "--causal", parse_bool_axis, &SweepGroup::causal);
   set_axis(spec, o.window, "--window", parse_window_axis, &SweepGroup::window);
+  set_axis(spec, o.compress, "--compress", parse_compress_axis, &SweepGroup::compress);
   set_axis(spec, o.pass, "--pass", parse_pass_axis, &SweepGroup::pass);
   if (o.seq && !o.seq_kv)
     for (auto& g : spec.groups) g.seq_kv.clear();  // square: seq_kv defaults to seq_q

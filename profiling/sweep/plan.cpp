@@ -62,6 +62,9 @@ std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, c
        "|dv=" + std::to_string(p.head_dim_v) + "|dtype=" + std::string(to_string(p.dtype)) +
        "|causal=" + (p.causal ? "1" : "0") + "|window=" + std::to_string(p.window.left) + "," +
        std::to_string(p.window.right) + "|layout=bshd";
+  // Appended only when present, so that the ids of every problem without them stay as they were.
+  if (p.compress.active())
+    t += "|compress=" + std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride);
   if (p.pass != Pass::fwd) t += "|pass=" + std::string(to_string(p.pass));  // forward ids stay as they were
   return t;
 }
@@ -167,12 +170,13 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
     const auto dtype = or_default(g.dtype, default_dtype);
     const auto causal = or_default(g.causal, 0);
     const auto window = or_default(g.window, Window{});
+    const auto compress = or_default(g.compress, Compress{});
     const auto passes = or_default(g.pass, Pass::fwd);
 
     std::size_t n = 1;
-    for (std::size_t s :
-         {dtype.size(), causal.size(), window.size(), batch.size(), heads.size(), heads_kv.size(),
-          g.head_dim.size(), head_dim_v.size(), g.seq_q.size(), seq_kv.size(), passes.size(), kernels.size()})
+    for (std::size_t s : {dtype.size(), causal.size(), window.size(), compress.size(), batch.size(),
+                          heads.size(), heads_kv.size(), g.head_dim.size(), head_dim_v.size(), g.seq_q.size(),
+                          seq_kv.size(), passes.size(), kernels.size()})
       n = checked_product(n, s, gw);
     total += n;
     if (total > kMaxPlannedCases) too_many_cases(where);
@@ -180,76 +184,87 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
     for (const DType dt : dtype)
       for (const int c : causal)
         for (const Window& w : window)
-          for (const std::int64_t b : batch)
-            for (const std::int64_t h : heads)
-              for (const std::int64_t hkv : heads_kv)
-                for (const std::int64_t d : g.head_dim)
-                  for (const std::int64_t dv : head_dim_v)
-                    for (const std::int64_t sq : g.seq_q)
-                      for (const std::int64_t sk : seq_kv)
-                        for (const Pass pass : passes) {
-                          Problem p;
-                          p.pass = pass;
-                          p.dtype = dt;
-                          p.causal = c != 0;
-                          p.window = w;
-                          p.seq_q = sq;
-                          p.seq_kv = sk ? sk : sq;
-                          p.head_dim = d;
-                          p.head_dim_v = dv ? dv : d;
-                          if (g.tokens) {
-                            if (*g.tokens % sq != 0)
-                              throw SpecError(
-                                  gw + ": tokens = " + std::to_string(*g.tokens) +
-                                  " is not divisible by seq_q = " + std::to_string(sq) +
-                                  " (batch = tokens / seq_q); pick seq values that divide tokens");
-                            p.batch = *g.tokens / sq;
-                          } else {
-                            p.batch = b;
-                          }
-                          if (g.hidden) {
-                            if (*g.hidden % d != 0)
-                              throw SpecError(
-                                  gw + ": hidden = " + std::to_string(*g.hidden) +
-                                  " is not divisible by head_dim = " + std::to_string(d) +
-                                  " (heads = hidden / head_dim); pick head_dim values that divide hidden");
-                            p.heads_q = *g.hidden / d;
-                          } else {
-                            p.heads_q = h;
-                          }
-                          p.heads_kv = hkv ? hkv : p.heads_q;
-                          const std::string invalid = p.validate();
-                          if (!invalid.empty() && spec.shapes_from_flags)
-                            throw SpecError(where + ": " + invalid +
-                                            "; every combination of the axis flags must be " +
-                                            "a valid shape (" + p.full_label() + ")");
-                          if (invalid.empty() && p.tensor_bytes() > kMaxProblemBytes)
-                            throw SpecError(fmt::format(
-                                "{}: {} needs {} for Q, K, V and O; the limit is {} (no device holds more); "
-                                "narrow the sizes",
-                                gw, p.full_label(), format_bytes(p.tensor_bytes()),
-                                format_bytes(kMaxProblemBytes)));
-                          for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
-                            const KernelSpec& k = *kernels[ki];
-                            Case cs;
-                            cs.kernel = k.id;
-                            cs.knobs = knobs[ki];
-                            cs.problem = p;
-                            cs.case_id = make_case_id(cs.kernel, cs.knobs, p);
-                            if (!seen.insert(cs.case_id).second) continue;
-                            if (!invalid.empty()) {
-                              cs.skip_reason = invalid;
-                            } else if (k.backend != backend) {
-                              cs.skip_reason = "needs the " + std::string(to_string(k.backend)) +
-                                               " backend; this run uses " + std::string(to_string(backend));
-                            } else if (k.why_not) {
-                              cs.skip_reason = k.why_not(p, cs.knobs);
+          for (const Compress& cmp : compress)
+            for (const std::int64_t b : batch)
+              for (const std::int64_t h : heads)
+                for (const std::int64_t hkv : heads_kv)
+                  for (const std::int64_t d : g.head_dim)
+                    for (const std::int64_t dv : head_dim_v)
+                      for (const std::int64_t sq : g.seq_q)
+                        for (const std::int64_t sk : seq_kv)
+                          for (const Pass pass : passes) {
+                            Problem p;
+                            p.pass = pass;
+                            p.dtype = dt;
+                            p.causal = c != 0;
+                            p.window = w;
+                            p.compress = cmp;
+                            p.seq_q = sq;
+                            p.seq_kv = sk ? sk : sq;
+                            if (cmp.active() && !sk) {
+                              if (sq < cmp.block)
+                                throw SpecError(
+                                    gw + ": seq_q = " + std::to_string(sq) +
+                                    " is shorter than the compressed block l = " + std::to_string(cmp.block) +
+                                    " (no query would see a block); use seq >= l");
+                              p.seq_kv = cmp.blocks_at(sq - 1);  // the blocks of the whole sequence
                             }
-                            if (cs.skip_reason.empty() && has_backward(p.pass))
-                              cs.skip_reason = backward_why_not(k, p, cs.knobs);
-                            cases.push_back(std::move(cs));
+                            p.head_dim = d;
+                            p.head_dim_v = dv ? dv : d;
+                            if (g.tokens) {
+                              if (*g.tokens % sq != 0)
+                                throw SpecError(
+                                    gw + ": tokens = " + std::to_string(*g.tokens) +
+                                    " is not divisible by seq_q = " + std::to_string(sq) +
+                                    " (batch = tokens / seq_q); pick seq values that divide tokens");
+                              p.batch = *g.tokens / sq;
+                            } else {
+                              p.batch = b;
+                            }
+                            if (g.hidden) {
+                              if (*g.hidden % d != 0)
+                                throw SpecError(
+                                    gw + ": hidden = " + std::to_string(*g.hidden) +
+                                    " is not divisible by head_dim = " + std::to_string(d) +
+                                    " (heads = hidden / head_dim); pick head_dim values that divide hidden");
+                              p.heads_q = *g.hidden / d;
+                            } else {
+                              p.heads_q = h;
+                            }
+                            p.heads_kv = hkv ? hkv : p.heads_q;
+                            const std::string invalid = p.validate();
+                            if (!invalid.empty() && spec.shapes_from_flags)
+                              throw SpecError(where + ": " + invalid +
+                                              "; every combination of the axis flags must be " +
+                                              "a valid shape (" + p.full_label() + ")");
+                            if (invalid.empty() && p.tensor_bytes() > kMaxProblemBytes)
+                              throw SpecError(
+                                  fmt::format("{}: {} needs {} for Q, K, V and O; the limit is {} (no device "
+                                              "holds more); "
+                                              "narrow the sizes",
+                                              gw, p.full_label(), format_bytes(p.tensor_bytes()),
+                                              format_bytes(kMaxProblemBytes)));
+                            for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+                              const KernelSpec& k = *kernels[ki];
+                              Case cs;
+                              cs.kernel = k.id;
+                              cs.knobs = knobs[ki];
+                              cs.problem = p;
+                              cs.case_id = make_case_id(cs.kernel, cs.knobs, p);
+                              if (!seen.insert(cs.case_id).second) continue;
+                              if (!invalid.empty()) {
+                                cs.skip_reason = invalid;
+                              } else if (k.backend != backend) {
+                                cs.skip_reason = "needs the " + std::string(to_string(k.backend)) +
+                                                 " backend; this run uses " + std::string(to_string(backend));
+                              } else {
+                                cs.skip_reason = kernel_why_not(k, p, cs.knobs);
+                              }
+                              if (cs.skip_reason.empty() && has_backward(p.pass))
+                                cs.skip_reason = backward_why_not(k, p, cs.knobs);
+                              cases.push_back(std::move(cs));
+                            }
                           }
-                        }
   }
   return cases;
 }

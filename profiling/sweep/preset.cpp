@@ -22,7 +22,7 @@ constexpr const char* kTopKeys =
     "protocol";
 constexpr const char* kAxisKeys =
     "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, "
-    "window, pass";
+    "window, compress, pass";
 
 // Edit distance, to suggest the key a typo was meant to be.
 std::size_t distance(std::string_view a, std::string_view b) {
@@ -218,6 +218,47 @@ class Reader {
     return out;
   }
 
+  // "32,16;64,32", [32, 16] (one branch: a flat pair), [[32,16],[64,32]], or an array mixing [l,d]
+  // arrays and "l,d" / "none" strings.
+  std::vector<Compress> compress_axis(const toml::node& n, const std::string& field) const {
+    std::vector<Compress> out;
+    if (const auto* s = n.as_string()) {
+      AxisProblem p;
+      if (!try_parse_compress_axis(s->get(), out, p)) fail(n, field, p);
+      return out;
+    }
+    const auto* arr = n.as_array();
+    if (!arr || arr->empty())
+      fail(n, field, {"expected a non-empty array or a string", kCompressAxisAllowed});
+    auto from_pair = [&](const toml::node& at, const toml::array& a) {
+      if (a.size() != 2 || !a[0].is_integer() || !a[1].is_integer())
+        fail(at, field, {"a compressed branch is two integers [l, d]", kCompressAxisAllowed});
+      Compress c;
+      AxisProblem p;
+      const std::string text = std::to_string(a[0].value<std::int64_t>().value_or(0)) + "," +
+                               std::to_string(a[1].value<std::int64_t>().value_or(0));
+      if (!try_parse_compress(text, c, p)) fail(at, field, p);
+      return c;
+    };
+    if (std::all_of(arr->begin(), arr->end(), [](const toml::node& e) { return e.is_integer(); })) {
+      out.push_back(from_pair(n, *arr));
+      return out;
+    }
+    for (const toml::node& e : *arr) {
+      if (const auto* inner = e.as_array()) {
+        out.push_back(from_pair(e, *inner));
+      } else if (const auto* s = e.as_string()) {
+        Compress c;
+        AxisProblem p;
+        if (!try_parse_compress(s->get(), c, p)) fail(e, field, p);
+        out.push_back(c);
+      } else {
+        fail(e, field, {"expected [l, d] or \"l,d\"", kCompressAxisAllowed});
+      }
+    }
+    return out;
+  }
+
   // Reads the axes of one [sweep] or [[group]] table over `g` (which holds the inherited values).
   void axes(const toml::table& t, const std::string& prefix, SweepGroup& g) const {
     check_keys(t, prefix, kAxisKeys);
@@ -241,6 +282,7 @@ class Reader {
     if (const auto* n = at("dtype")) g.dtype = dtype_axis(*n, field("dtype"));
     if (const auto* n = at("causal")) g.causal = bool_axis(*n, field("causal"));
     if (const auto* n = at("window")) g.window = window_axis(*n, field("window"));
+    if (const auto* n = at("compress")) g.compress = compress_axis(*n, field("compress"));
     if (const auto* n = at("pass")) g.pass = pass_axis(*n, field("pass"));
   }
 

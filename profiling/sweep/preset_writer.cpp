@@ -66,6 +66,11 @@ void write_group(std::string& out, const SweepGroup& g) {
   if (!g.window.empty())
     line("window",
          toml_array(g.window, [](const Window& w) { return fmt::format("[{}, {}]", w.left, w.right); }));
+  // Strings, so that "none" beside a branch reads back as written.
+  if (!g.compress.empty())
+    line("compress", toml_array(g.compress, [](const Compress& c) {
+           return toml_string(c.active() ? fmt::format("{},{}", c.block, c.stride) : std::string("none"));
+         }));
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ def main(args):
 def _flag_value(name, value):
     if isinstance(value, bool):
         return "1" if value else "0"
-    if name == "window":
+    if name in ("window", "compress"):
         items = value if isinstance(value, list) else [value]
         return ";".join("none" if w is None else (",".join(str(x) for x in w) if isinstance(w, (tuple, list))
                                                    else str(w)) for w in items)

@@ -42,7 +42,7 @@ class KernelDef:
     """One registry entry made from Python."""
 
     def __init__(self, id, description, fn=None, why_not=None, prepare=None, backward=None,
-                 backward_why_not=None, writes_lse=False):
+                 backward_why_not=None, writes_lse=False, compressed_mask=False):
         self.id = id
         self.description = description
         self._fn = fn
@@ -51,6 +51,9 @@ class KernelDef:
         self.backward = backward
         self._backward_why_not = backward_why_not
         self.writes_lse = bool(writes_lse)
+        # Takes NSA's compressed-branch mask (a ``compress=(l, d)`` keyword); a kernel that does not
+        # say so is never given such a problem.
+        self.compressed_mask = bool(compressed_mask)
         if backward is not None and not self.writes_lse:
             raise TypeError(f"{id}: attnscope_backward is set but attnscope_writes_lse is not: the backward "
                             "reads the forward's LSE")
@@ -127,7 +130,8 @@ def user_kernel(path, function, kernel_id):
     return KernelDef(kernel_id, str(description), fn=obj, why_not=getattr(obj, "attnscope_why_not", None),
                      prepare=getattr(obj, "attnscope_prepare", None), backward=backward,
                      backward_why_not=getattr(obj, "attnscope_backward_why_not", None),
-                     writes_lse=getattr(obj, "attnscope_writes_lse", False))
+                     writes_lse=getattr(obj, "attnscope_writes_lse", False),
+                     compressed_mask=getattr(obj, "attnscope_compressed_mask", False))
 
 
 def load_entry(path, function, kernel_id, backend):
@@ -153,7 +157,10 @@ def _tensors(views, problem, stream):
 
 def _mask_keywords(problem):
     window = problem["window"]
-    return dict(causal=problem["causal"], window=None if window is None else tuple(window), scale=problem["scale"])
+    kw = dict(causal=problem["causal"], window=None if window is None else tuple(window), scale=problem["scale"])
+    if problem.get("compress") is not None:  # only kernels with attnscope_compressed_mask get such problems
+        kw["compress"] = tuple(problem["compress"])
+    return kw
 
 
 def bind(fn, q, k, v, o, lse, problem, stream):

@@ -78,10 +78,16 @@ class _BhsdInputs:
 
 def _sdpa_mask(problem):
     """(is_causal, attn_mask) for SDPA: a bottom-right causal mask of a non-square problem and any
-    sliding window need an explicit mask (which the flash and cudnn backends refuse)."""
+    sliding window or NSA's compressed branch need an explicit mask (which the flash and cudnn backends
+    refuse)."""
     import torch
     sq, sk = problem["seq_q"], problem["seq_kv"]
     window = problem["window"]
+    if problem.get("compress") is not None:  # query i sees compressed block j iff j * d + l - 1 <= i
+        block, stride = problem["compress"]
+        i = torch.arange(sq, device="cuda")[:, None]
+        j = torch.arange(sk, device="cuda")[None, :]
+        return False, j * stride + block - 1 <= i
     if window is None:
         if not problem["causal"]:
             return False, None
@@ -140,7 +146,9 @@ def _sdpa(kernel_id):
         return first_call
 
     description = SDPA_BACKENDS[kernel_id][1]
-    return KernelDef(kernel_id, description, why_not=_cuda_only, prepare=prepare)
+    # The masked-SDPA baselines of NSA's compressed branch: the backends that take an explicit mask.
+    explicit_mask = kernel_id in ("torch.math", "torch.efficient")
+    return KernelDef(kernel_id, description, why_not=_cuda_only, prepare=prepare, compressed_mask=explicit_mask)
 
 
 def _flex():
@@ -152,6 +160,9 @@ def _flex():
         offset = problem["seq_kv"] - problem["seq_q"]
         causal, window = problem["causal"], problem["window"]
         left, right = window if window is not None else (-1, -1)
+        if problem.get("compress") is not None:
+            block, stride = problem["compress"]
+            return lambda b, h, q_idx, kv_idx: kv_idx * stride + block - 1 <= q_idx
 
         def mask_mod(b, h, q_idx, kv_idx):
             diag = q_idx + offset
@@ -169,7 +180,7 @@ def _flex():
         if "fn" not in compiled:
             compiled["fn"] = torch.compile(flex_attention, dynamic=False)
         flex = compiled["fn"]
-        full = not problem["causal"] and problem["window"] is None
+        full = not problem["causal"] and problem["window"] is None and problem.get("compress") is None
         block_mask = None if full else create_block_mask(mask_mod_of(problem), None, None, problem["seq_q"],
                                                          problem["seq_kv"], device="cuda")
         gqa = problem["heads_q"] != problem["heads_kv"]
@@ -195,8 +206,8 @@ def _flex():
         views.__init__()  # drop the warm-up tensors
         return call
 
-    return KernelDef(FLEX, "PyTorch FlexAttention (torch.compile, block masks for causal and windows)",
-                     why_not=_cuda_only, prepare=prepare)
+    return KernelDef(FLEX, "PyTorch FlexAttention (torch.compile, block masks for causal, windows and NSA's "
+                     "compressed branch)", why_not=_cuda_only, prepare=prepare, compressed_mask=True)
 
 
 def load(kernel_id, backend):

@@ -25,6 +25,7 @@ std::string single_case_command(const CaseResult& c, const Protocol& p, const st
   if (q.head_dim_v != q.head_dim) cmd += fmt::format(" --head-dim-v {}", q.head_dim_v);
   cmd += fmt::format(" --dtype {} --causal {}", to_string(q.dtype), q.causal ? 1 : 0);
   if (q.window.active()) cmd += fmt::format(" --window '{},{}'", q.window.left, q.window.right);
+  if (q.compress.active()) cmd += fmt::format(" --compress '{},{}'", q.compress.block, q.compress.stride);
   if (for_ncu) {
     // One warm-up launch and one sample, nothing else on the GPU: the profile holds this kernel only.
     cmd +=

@@ -63,6 +63,17 @@ std::vector<Fa2Case> all_cases() {
       add("sq17_sk4097_win128_128", make_problem(1, 3, 3, 17, 4097, d, t, false, {128, 128}));
       add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
       add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
+      // NSA's compressed branch (Sk = its blocks): overlapping (32, 16) and disjoint (64, 64).
+      auto compressed = [&](std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t l,
+                            std::int64_t s) {
+        Problem p = make_problem(1, hq, hkv, sq, 1, d, t);
+        p.compress = {l, s};
+        p.seq_kv = p.compress.blocks_at(sq - 1);
+        return p;
+      };
+      add("s1000_cmp32_16", compressed(3, 3, 1000, 32, 16));
+      add("s4097_cmp64_64_gqa", compressed(32, 4, 4097, 64, 64));
+      add("s8192_cmp8_4", compressed(2, 1, 8192, 8, 4));
     }
   return out;
 }
@@ -85,7 +96,7 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   double tol = dtype_bound(p.dtype);
   std::string rule = "dtype bound";
   double dnn_err = std::numeric_limits<double>::quiet_NaN();
-  if (dnn.why_not(p, {}).empty()) {
+  if (attn::kernel_why_not(dnn, p, {}).empty()) {
     std::unique_ptr<attn::PreparedKernel> dnn_kernel;
     try {
       dnn_kernel = dnn.prepare(p, {});

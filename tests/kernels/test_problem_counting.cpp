@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/api/problem.hpp"
+#include "kernels/reference/device_mask.hpp"
 
 namespace attn {
 namespace {
@@ -208,6 +209,88 @@ TEST(ProblemLabels, ShapeAndMask) {
   p.causal = true;
   p.window = {128, 0};
   EXPECT_EQ(p.mask_label(), "causal+win128,0");
+}
+
+// NSA's compressed branch straight from the paper's rule: query t sees block j iff j*d + l - 1 <= t.
+std::int64_t brute_force_compressed_pairs(const Problem& p) {
+  std::int64_t n = 0;
+  for (std::int64_t t = 0; t < p.seq_q; ++t)
+    for (std::int64_t j = 0; j < p.seq_kv; ++j)
+      n += j * p.compress.stride + p.compress.block - 1 <= t ? 1 : 0;
+  return n;
+}
+
+TEST(CompressedBranch, BlocksAtFollowsNumCmp) {
+  const Compress c{32, 16};  // num_cmp(t) = floor((t + 1 - 32) / 16) + 1
+  EXPECT_EQ(c.blocks_at(0), 0);
+  EXPECT_EQ(c.blocks_at(30), 0);
+  EXPECT_EQ(c.blocks_at(31), 1);
+  EXPECT_EQ(c.blocks_at(46), 1);
+  EXPECT_EQ(c.blocks_at(47), 2);
+  EXPECT_EQ(c.blocks_at(255), 15);
+}
+
+TEST(CompressedBranch, PairsAndMaskMatchThePapersRuleOnManyShapes) {
+  int checked = 0;
+  for (const std::int64_t sq : {1, 2, 7, 16, 31, 32, 33, 100, 257})
+    for (const std::int64_t l : {1, 2, 8, 16, 32})
+      for (const std::int64_t d : {1, 3, 8, 16, 32})
+        for (const std::int64_t extra : {-3, 0, 5}) {  // Sk below, at and past the sequence's blocks
+          Problem p;
+          p.seq_q = sq;
+          p.compress = {l, d};
+          p.seq_kv = std::max<std::int64_t>(1, p.compress.blocks_at(sq - 1) + extra);
+          ASSERT_EQ(p.validate(), "");
+          ASSERT_EQ(p.visible_pairs_per_head(), brute_force_compressed_pairs(p))
+              << "sq=" << sq << " sk=" << p.seq_kv << " l=" << l << " d=" << d;
+          const DeviceMask m = make_device_mask(p);
+          for (std::int64_t i = 0; i < sq; ++i)
+            for (std::int64_t j = 0; j < p.seq_kv; ++j)
+              ASSERT_EQ(m.visible(i, j), j * d + l - 1 <= i)
+                  << "i=" << i << " j=" << j << " l=" << l << " d=" << d;
+          ++checked;
+        }
+  EXPECT_EQ(checked, 9 * 5 * 5 * 3);
+}
+
+TEST(CompressedBranch, HugeSizesAnswerAtOnceAndFlopsCountVisiblePairs) {
+  Problem p;
+  p.seq_q = std::int64_t{1} << 30;
+  p.compress = {32, 16};
+  p.seq_kv = p.compress.blocks_at(p.seq_q - 1);
+  const std::int64_t k = p.seq_kv;  // rows 31.. see 1, 1, ..., each count 16 times, the last partly
+  const std::int64_t last_rows = p.seq_q - 31 - (k - 1) * 16;
+  EXPECT_EQ(p.visible_pairs_per_head(), 16 * (k - 1) * k / 2 + last_rows * k);
+  p.seq_q = 1024;
+  p.seq_kv = p.compress.blocks_at(1023);  // 63 blocks
+  p.batch = 2;
+  p.heads_q = p.heads_kv = 4;
+  p.head_dim = p.head_dim_v = 64;
+  EXPECT_EQ(p.seq_kv, 63);
+  EXPECT_DOUBLE_EQ(p.forward_flops(),
+                   2.0 * 2 * 4 * 128 * static_cast<double>(brute_force_compressed_pairs(p)));
+}
+
+TEST(CompressedBranch, ValidationNamesTheFieldAndWhatIsAllowed) {
+  Problem p;
+  p.seq_q = 256;
+  p.seq_kv = 15;
+  p.compress = {32, 0};
+  EXPECT_EQ(p.validate(),
+            "compress = (32,0): block l and stride d must both be >= 1 (or both 0: no compressed branch)");
+  p.compress = {32, 16};
+  EXPECT_EQ(p.validate(), "");
+  p.causal = true;
+  EXPECT_EQ(
+      p.validate(),
+      "compress = (32,16) with causal = 1: the compressed branch is its own causal rule; set causal = 0 and "
+      "no window");
+  p.causal = false;
+  p.window = {64, 0};
+  EXPECT_NE(p.validate().find("with window = (64,0)"), std::string::npos);
+  p.window = {};
+  EXPECT_EQ(p.mask_label(), "cmp32,16");
+  EXPECT_EQ(p.full_label(), "B=1 Hq=1 Sq=256 Sk=15 D=64 fp16 cmp32,16");
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
       preset_error("[sweep]\nbatch = 1\nhead_dims = [64, 128]\n"),
       "p.toml:3:1: field 'sweep.head_dims' = '[64, 128]': unknown key (did you mean 'head_dim'?); "
       "allowed: batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, "
-      "causal, window, pass");
+      "causal, window, compress, pass");
   EXPECT_EQ(
       preset_error("kernel = [\"cpu.flash\"]\n"),
       "p.toml:1:1: field 'kernel' = '[\"cpu.flash\"]': unknown key (did you mean 'kernels'?); allowed: name, "
@@ -255,7 +255,7 @@ TEST(Preset, ResolveByNameOrPath) {
 TEST(Preset, ShippedPresetsAreTheDocumentedSet) {
   EXPECT_EQ(list_presets(kPresets),
             (std::vector<std::string>{"bert-base", "bert-large", "cpu-quick", "fa2-guide", "fa2-tokens16k",
-                                      "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa-sliding",
+                                      "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa", "nsa-sliding",
                                       "quick", "training"}));
 }
 
@@ -305,6 +305,9 @@ TEST(Preset, ShippedPresetShapes) {
   EXPECT_EQ(cases_of("fa2-guide").size(), 192u);     // 4 x 4 x 3 x 4
   EXPECT_EQ(cases_of("fa2-tokens16k").size(), 36u);  // 6 seq x 3 D x 2 causal
   EXPECT_EQ(cases_of("nsa-sliding").size(), 12u);    // 3 seq x 4 windows
+  const auto nsa = cases_of("nsa");
+  ASSERT_EQ(nsa.size(), 15u);  // 3 seq x 4 windows, 3 seq compressed
+  EXPECT_EQ(nsa.back().problem.full_label(), "B=4 Hq=16 Sq=1024 Sk=63 D=64 fp16 cmp32,16");
   EXPECT_EQ(cases_of("gpt3").front().problem.full_label(), "B=2 Hq=96 Sq=2048 D=128 fp16 causal");
   const auto tokens = cases_of("fa2-tokens16k");
   for (const Case& c : tokens) {
@@ -338,7 +341,7 @@ TEST(Preset, UnknownKernelNamesItsLine) {
 
 // The writer is the parser's inverse: every shipped preset, written and read back, is the same spec.
 TEST(PresetWriter, PresetTomlReadsBackEqual) {
-  for (const char* name : {"cpu-quick", "quick", "fa2-tokens16k", "training"}) {
+  for (const char* name : {"cpu-quick", "quick", "fa2-tokens16k", "training", "nsa"}) {
     const SweepSpec a = load_preset(kPresets / (std::string(name) + ".toml"));
     const SweepSpec b = parse_preset(preset_toml(a), "saved.toml");
     EXPECT_EQ(b.name, a.name);
@@ -361,6 +364,7 @@ TEST(PresetWriter, PresetTomlReadsBackEqual) {
       EXPECT_EQ(x.dtype, y.dtype);
       EXPECT_EQ(x.causal, y.causal);
       EXPECT_EQ(x.window, y.window) << name;
+      EXPECT_EQ(x.compress, y.compress) << name;
     }
     EXPECT_EQ(b.protocol.noise_pct, a.protocol.noise_pct);
     EXPECT_EQ(b.protocol.max_time_s, a.protocol.max_time_s);

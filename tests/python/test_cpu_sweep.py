@@ -92,6 +92,25 @@ def test_why_not_skips_with_the_kernels_reason(tmp_path):
             assert r["status"] == "ok"
 
 
+def test_the_compressed_branch_reaches_only_kernels_that_declare_it(tmp_path):
+    rows = attnscope.run(kernels=["cpu.reference", attnscope_kernel("attention_compressed"),
+                                  attnscope_kernel("attention")], out=tmp_path / "run", batch=1, heads=2,
+                         seq=[100], head_dim=32, compress=[(16, 8), None], backend="cpu")
+    kernels = by_kernel(rows)
+    for r in kernels["numpy_attn.attention_compressed"] + kernels["cpu.reference"]:
+        assert r["status"] == "ok", r.get("reason")
+        assert r["correctness.pass"] is True
+    cmp = [r for r in kernels["numpy_attn.attention_compressed"] if "problem.compress" in r]
+    assert len(cmp) == 1 and cmp[0]["problem.compress"] == [16, 8] and cmp[0]["problem.seq_kv"] == 11
+    assert cmp[0]["correctness.rel_l2"] < 1e-6
+    # A callable without attnscope_compressed_mask is never handed the branch: skipped, with why.
+    plain = {("problem.compress" in r): r for r in kernels["numpy_attn.attention"]}
+    assert plain[False]["status"] == "ok"
+    assert plain[True]["status"] == "skipped"
+    assert plain[True]["reason"].startswith(
+        "numpy_attn.attention does not implement NSA's compressed-branch mask (compress = 16,8)")
+
+
 def test_bad_entries_are_refused_before_any_case(tmp_path, attnscope_bin):
     missing = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", f"{KERNELS}:no_such_function",
                   "--out", str(tmp_path / "a"))

@@ -52,6 +52,22 @@ def test_windows_flex_and_refusals(tmp_path):
     assert all(r["metrics.tensor_pipe_pct"] > 0 for r in flex)
 
 
+def test_nsa_compressed_branch_masked_sdpa_and_flex(tmp_path):
+    # NSA's compressed branch: the adapters with an explicit or block mask take it (the first l - 1
+    # rows see no block and must give 0, not NaN); flash and cudnn (no explicit mask) are skipped.
+    kernels = ["fa2.mma", "torch.efficient", "torch.math", "torch.flex", "torch.flash", "cudnn.sdpa"]
+    rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=2, heads=4, seq=[512, 1000], head_dim=64,
+                         compress=[(32, 16), (64, 64)], args=["--max-time-s", "0.05"])
+    assert len(rows) == len(kernels) * 4
+    for r in rows:
+        assert r["problem.compress"] in ([32, 16], [64, 64]), r
+        if r["kernel"] in ("torch.flash", "cudnn.sdpa"):
+            assert r["status"] == "skipped" and "does not implement NSA's compressed-branch mask" in r["reason"]
+        else:
+            assert r["status"] == "ok", (r["kernel"], r.get("reason"))
+            assert r["correctness.pass"] is True
+
+
 def test_user_torch_callable(tmp_path):
     rows = attnscope.run(kernels=["cudnn.sdpa", "user.torch"], out=tmp_path / "run", batch=1, heads=4, heads_kv=2,
                          seq=[256], head_dim=64, causal=[0, 1],

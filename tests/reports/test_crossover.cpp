@@ -132,6 +132,55 @@ TEST(Crossover, UnpairedValuesAreCounted) {
   EXPECT_EQ(r.groups[0].threshold, 2048);
 }
 
+// The NSA playbook's two thresholds: the sliding branch's window length (axis window) and the
+// compressed branch's length (axis seq_kv, Sk being the block count at Sq, so Sq is no group).
+TEST(Crossover, NsaWindowAndCompressedLengthThresholds) {
+  std::vector<CaseResult> cases;
+  const std::int64_t windows[] = {32, 64, 128, 256};
+  const double window_speedup[] = {0.7, 1.05, 1.3, 1.6};  // the fused kernel wins from w = 128 on
+  for (std::size_t i = 0; i < 4; ++i) {
+    Problem p = fa2_problem(1024, 64, true);
+    p.window = {windows[i], 0};
+    cases.push_back(test::ok_case("cublas.unfused", p, 1.0, 1e-4));
+    cases.push_back(test::ok_case("fa2.mma", p, 1.0 / window_speedup[i], 1e-4));
+  }
+  Problem full = fa2_problem(1024, 64, true);  // no window: not a point of the window axis
+  cases.push_back(test::ok_case("cublas.unfused", full, 1.0, 1e-4));
+  cases.push_back(test::ok_case("fa2.mma", full, 0.1, 1e-4));
+  CrossoverOptions o{"fa2.mma", "cublas.unfused", CrossAxis::window, 1.1, "fa2_min_len_win"};
+  const CrossoverResult win = find_crossovers(cases, o);
+  ASSERT_EQ(win.groups.size(), 1u);
+  EXPECT_EQ(win.groups[0].points.size(), 4u);
+  EXPECT_EQ(win.groups[0].threshold, 128);
+  EXPECT_EQ(
+      toml::parse(crossover_toml(win, "nsa.jsonl"))["crossover"]["fa2_min_len_win"].value_or<std::int64_t>(0),
+      128);
+
+  cases.clear();
+  const double cmp_speedup[] = {0.5, 1.2, 1.4};  // S 256, 512, 1024: Sk 15, 31, 63
+  for (std::size_t i = 0; i < 3; ++i) {
+    Problem p = fa2_problem(256 << i, 64, false);
+    p.batch = 4;  // as the nsa preset: B fixed
+    p.compress = {32, 16};
+    p.seq_kv = p.compress.blocks_at(p.seq_q - 1);
+    cases.push_back(test::ok_case("cublas.unfused", p, 1.0, 1e-4));
+    cases.push_back(test::ok_case("fa2.mma", p, 1.0 / cmp_speedup[i], 1e-4));
+  }
+  o.axis = CrossAxis::seq_kv;
+  o.key = "fa2_min_len_cmp";
+  const CrossoverResult cmp = find_crossovers(cases, o);
+  ASSERT_EQ(cmp.groups.size(), 1u);
+  EXPECT_EQ(cmp.groups[0].threshold, 31);
+  EXPECT_EQ(cmp.groups[0].label.rfind("fp16 cmp32,16", 0), 0u) << cmp.groups[0].label;
+
+  const std::string md = crossover_markdown(win, "nsa.jsonl");
+  EXPECT_NE(md.find("## Thresholds: fa2.mma over cublas.unfused along window"), std::string::npos) << md;
+  EXPECT_NE(md.find("Chosen: **fa2_min_len_win = 128**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 64 | 0.952 ms | 1.000 ms | 1.050 | no |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 128 | 0.769 ms | 1.000 ms | 1.300 | yes |"), std::string::npos) << md;
+  EXPECT_NE(md.find("```toml\n# attnscope crossover"), std::string::npos) << md;
+}
+
 TEST(Crossover, BadOptionsThrowWithTheKernelList) {
   CrossoverOptions o = options();
   o.a = "fa3.wgmma";

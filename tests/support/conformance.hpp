@@ -39,6 +39,15 @@ inline Problem conformance_problem(std::int64_t hq, std::int64_t hkv, std::int64
   return p;
 }
 
+// NSA's compressed branch over Sq queries: blocks of l at stride d, Sk = the blocks of the sequence.
+inline Problem compressed_problem(std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t l,
+                                  std::int64_t stride, std::int64_t d, DType t) {
+  Problem p = conformance_problem(hq, hkv, sq, 1, d, t);
+  p.compress = {l, stride};
+  p.seq_kv = p.compress.blocks_at(sq - 1);
+  return p;
+}
+
 inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>& dtypes) {
   std::vector<ConformanceCase> out;
   for (DType t : dtypes) {
@@ -61,6 +70,10 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
     add("d128_s130_causal", conformance_problem(4, 2, 130, 130, 128, t, true));
     add("d256_s17", conformance_problem(4, 4, 17, 17, 256, t));
     add("d512_s130_causal", conformance_problem(4, 1, 130, 130, 512, t, true));
+    // NSA's compressed branch: the first l - 1 rows see no block; overlapping and disjoint blocks.
+    add("cmp32_16_s257", compressed_problem(4, 4, 257, 32, 16, 64, t));
+    add("cmp8_4_gqa42_s130", compressed_problem(4, 2, 130, 8, 4, 64, t));
+    add("cmp64_64_mqa41_s1000_d128", compressed_problem(4, 1, 1000, 64, 64, 128, t));
   }
   return out;
 }
@@ -87,6 +100,7 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
       add("sq257_sk130_causal", conformance_problem(4, 4, 257, 130, 16, t, true));  // 127 rows see no key
       add("win16_0_s130", conformance_problem(2, 2, 130, 130, 32, t, false, {16, 0}));
       add("win32_32_sq130_sk257", conformance_problem(4, 2, 130, 257, 16, t, false, {32, 32}));
+      add("cmp16_8_gqa42_s130", compressed_problem(4, 2, 130, 16, 8, 32, t));
       continue;
     }
     add("s1000_d128", conformance_problem(4, 4, 1000, 1000, 128, t));
@@ -108,6 +122,8 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
     add("win128_128_s2048", conformance_problem(4, 4, 2048, 2048, 64, t, false, {128, 128}));
     add("win64_0_s1024_d96", conformance_problem(4, 4, 1024, 1024, 96, t, false, {64, 0}));
     add("d256_s1024_causal", conformance_problem(4, 4, 1024, 1024, 256, t, true), Pass::fwd_bwd);
+    add("cmp32_16_gqa42_s1000_d128", compressed_problem(4, 2, 1000, 32, 16, 128, t));
+    add("cmp64_32_s2048", compressed_problem(4, 4, 2048, 64, 32, 64, t), Pass::fwd_bwd);
   }
   return out;
 }

@@ -110,7 +110,7 @@ inline void run_prepared(attn::PreparedKernel& kernel, const Problem& p, const I
 
 inline void run_kernel(const attn::KernelSpec& spec, const Problem& p, const attn::Knobs& knobs,
                        const Inputs& in, int timed, RunOutput& out) {
-  ASSERT_EQ(spec.why_not(p, knobs), "") << spec.id << " " << p.full_label();
+  ASSERT_EQ(attn::kernel_why_not(spec, p, knobs), "") << spec.id << " " << p.full_label();
   std::unique_ptr<attn::PreparedKernel> prepared = spec.prepare(p, knobs);
   run_prepared(*prepared, p, in, timed, out);
 }

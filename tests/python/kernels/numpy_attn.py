@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 
 
-def _scores(q, k, v, causal, window, scale):
+def _scores(q, k, v, causal, window, scale, compress=None):
     """Masked scaled scores [B, Hq, Sq, Sk] in float64, and K, V repeated over each group's heads."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
@@ -16,6 +16,9 @@ def _scores(q, k, v, causal, window, scale):
     diag = np.arange(sq)[:, None] + (sk - sq)
     j = np.arange(sk)[None, :]
     keep = np.ones((sq, sk), dtype=bool)
+    if compress is not None:  # NSA's compressed branch: query i sees block j iff j * d + l - 1 <= i
+        block, stride = compress
+        keep &= j * stride + block - 1 <= np.arange(sq)[:, None]
     if causal:
         keep &= j <= diag
     if window is not None:
@@ -27,9 +30,9 @@ def _scores(q, k, v, causal, window, scale):
     return np.where(keep, s, -np.inf), kk, vv
 
 
-def _forward(q, k, v, causal, window, scale):
+def _forward(q, k, v, causal, window, scale, compress=None):
     """(O [B, Sq, Hq, Dv], LSE [B, Hq, Sq]) in float64; rows with no visible key: O = 0, LSE = -inf."""
-    s, _, vv = _scores(q, k, v, causal, window, scale)
+    s, _, vv = _scores(q, k, v, causal, window, scale, compress)
     m = s.max(axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     p = np.exp(s - m)
@@ -47,6 +50,14 @@ def _reference(q, k, v, causal, window, scale):
 def attention(q, k, v, *, causal, window, scale, out=None):
     """Exact attention in NumPy (float64 inside), written into out"""
     out[...] = _reference(q, k, v, causal, window, scale)
+
+
+def attention_compressed(q, k, v, *, causal, window, scale, out=None, compress=None):
+    """Exact attention with NSA's compressed branch, written into out"""
+    out[...] = _forward(q, k, v, causal, window, scale, compress)[0]
+
+
+attention_compressed.attnscope_compressed_mask = True
 
 
 def attention_returning(q, k, v, *, causal, window, scale, out=None):
