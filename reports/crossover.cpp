@@ -167,8 +167,14 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
     const std::string& k = variant_label(c);
     measured.insert(k);
     if (options.axis == CrossAxis::window && c.problem.window.left < 0) continue;  // no window length
+    if (!c.problem.mask_label().starts_with(options.mask)) continue;
     if (k == options.a || k == options.b) usable.push_back(&c);
   }
+  if (usable.empty() && !options.mask.empty())
+    throw std::invalid_argument(
+        "--mask '" + options.mask + "': no case of " + options.a + " or " + options.b +
+        " has a mask starting so (masks are named like full, causal, causal+win128,0, "
+        "cmp32,16)");
   for (const std::string* k : {&options.a, &options.b}) {
     if (measured.contains(*k)) continue;
     std::string list;
@@ -213,6 +219,9 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
   for (const Acc& g : groups) {
     CrossoverGroup out;
     out.label = std::string(to_string(g.first.dtype)) + " " + g.first.mask_label();
+    if (axis == CrossAxis::window)  // the window's length is the axis, not the group's name
+      out.label = fmt::format("{} {}win(w),{}", to_string(g.first.dtype), g.first.causal ? "causal+" : "",
+                              g.first.window.right);
     for (const auto& field : g.fields) {
       if (!varying.contains(field.first)) continue;
       out.fields.push_back(field);

@@ -25,6 +25,9 @@ struct CrossoverOptions {
   CrossAxis axis = CrossAxis::seq;
   double headroom = 1.1;  // A must be at least this many times faster (B median / A median)
   std::string key;        // TOML key of the threshold; empty = "min_<axis>"
+  // Only problems whose mask label (Problem::mask_label) starts with this: "cmp" for the
+  // compressed branch, "causal+win" for causal windows; empty = every problem.
+  std::string mask;
 };
 
 struct CrossoverPoint {

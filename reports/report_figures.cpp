@@ -128,10 +128,12 @@ std::vector<ReportFigure> render_report_figures(const ResultSet& set, const Figu
                      std::to_string(heads_follow ? p.heads_q * p.head_dim : p.heads_q));
     f.emplace_back("Hkv", std::to_string(p.heads_kv));
     // A length equal to the x length follows x ("Sk=Sq"): a square sweep on a seq_q axis is one
-    // panel, not one single-point panel per size.
-    if (!seq_x) f.emplace_back("S", x == "seq_kv" && p.seq_q == p.seq_kv ? "Sk" : std::to_string(p.seq_q));
+    // panel, not one single-point panel per size. So does a compressed branch's Sk, its block count.
+    const bool follows =
+        p.seq_q == p.seq_kv || (p.compress.active() && p.seq_kv == p.compress.blocks_at(p.seq_q - 1));
+    if (!seq_x) f.emplace_back("S", x == "seq_kv" && follows ? "Sk" : std::to_string(p.seq_q));
     if (x != "seq_kv" && x != "seq")
-      f.emplace_back("Sk", x == "seq_q" && p.seq_kv == p.seq_q ? "Sq" : std::to_string(p.seq_kv));
+      f.emplace_back("Sk", x == "seq_q" && follows ? "Sq" : std::to_string(p.seq_kv));
     if (x != "head_dim") f.emplace_back("D", std::to_string(p.head_dim));
     f.emplace_back("Dv", dv_follows && p.head_dim_v == p.head_dim ? "D" : std::to_string(p.head_dim_v));
     return f;

@@ -40,6 +40,10 @@ CLI::App* add_crossover_command(CLI::App& app, CrossoverCommandOptions& o) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--key", o.key, "TOML key of the threshold (default min_<axis>), e.g. fa2_min_len_cmp")
       ->type_name("NAME");
+  cmd->add_option(
+         "--mask", o.mask,
+         "only problems whose mask starts with this: cmp (NSA's compressed branch), causal+win, full ...")
+      ->type_name("PREFIX");
   cmd->add_option("-o,--out", o.out, "write the TOML snippet to FILE")->type_name("FILE");
   cmd->add_option(
          "--md", o.markdown,
@@ -106,7 +110,7 @@ int find_crossover(const CrossoverCommandOptions& o) {
   CrossoverResult r;
   try {
     set = load_result_set(o.results);
-    r = find_crossovers(set.cases, {o.a, o.b, *axis, o.headroom, o.key});
+    r = find_crossovers(set.cases, {o.a, o.b, *axis, o.headroom, o.key, o.mask});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnscope crossover: %s\n", e.what());
     return kExitBadInput;

@@ -21,8 +21,8 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
   CLI::App* cmd =
       app.add_subcommand("report", "Write a Markdown report (with PNG figures) of one or more results files");
   cmd->add_option("results", o.results,
-                  "run directories or results .jsonl files (shards, external baselines such as "
-                  "tools/torch_sdpa.py's); the first one's run record describes the run")
+                  "run directories or results .jsonl files (shards, other runs, records of other tools); the "
+                  "first one's run record describes the run")
       ->required()
       ->type_name("RUN_DIR|FILE...");
   cmd->add_option("-o,--out", o.out, "report file (default: report.md in the first run's directory)")

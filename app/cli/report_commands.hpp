@@ -35,6 +35,7 @@ struct CrossoverCommandOptions {
   std::string a, b, axis;
   double headroom = 1.1;
   std::string key;
+  std::string mask;              // only problems whose mask label starts with this
   std::string out;               // TOML file; default: printed only
   std::string markdown;          // Markdown report section; default none
   std::string plot;              // PNG (or .svg) with the thresholds marked; default none

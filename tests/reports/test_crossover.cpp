@@ -152,11 +152,13 @@ TEST(Crossover, NsaWindowAndCompressedLengthThresholds) {
   ASSERT_EQ(win.groups.size(), 1u);
   EXPECT_EQ(win.groups[0].points.size(), 4u);
   EXPECT_EQ(win.groups[0].threshold, 128);
+  EXPECT_EQ(win.groups[0].label, "fp16 causal+win(w),0");
+  const std::vector<CaseResult> windowed = cases;
   EXPECT_EQ(
       toml::parse(crossover_toml(win, "nsa.jsonl"))["crossover"]["fa2_min_len_win"].value_or<std::int64_t>(0),
       128);
 
-  cases.clear();
+  cases = windowed;  // the windows too: --mask cmp keeps the compressed branch alone
   const double cmp_speedup[] = {0.5, 1.2, 1.4};  // S 256, 512, 1024: Sk 15, 31, 63
   for (std::size_t i = 0; i < 3; ++i) {
     Problem p = fa2_problem(256 << i, 64, false);
@@ -168,10 +170,16 @@ TEST(Crossover, NsaWindowAndCompressedLengthThresholds) {
   }
   o.axis = CrossAxis::seq_kv;
   o.key = "fa2_min_len_cmp";
+  EXPECT_EQ(find_crossovers(cases, o).groups.size(), 6u);  // 4 windows and no window at S 1024, cmp32,16
+  o.mask = "cmp";
   const CrossoverResult cmp = find_crossovers(cases, o);
   ASSERT_EQ(cmp.groups.size(), 1u);
+  EXPECT_EQ(cmp.groups[0].points.size(), 3u);
   EXPECT_EQ(cmp.groups[0].threshold, 31);
   EXPECT_EQ(cmp.groups[0].label.rfind("fp16 cmp32,16", 0), 0u) << cmp.groups[0].label;
+
+  o.mask = "swa";
+  EXPECT_THROW(find_crossovers(cases, o), std::invalid_argument);
 
   const std::string md = crossover_markdown(win, "nsa.jsonl");
   EXPECT_NE(md.find("## Thresholds: fa2.mma over cublas.unfused along window"), std::string::npos) << md;

@@ -94,5 +94,32 @@ TEST_F(ReportFigures, PassesAreSeparateSeries) {
   EXPECT_NE(text.find("cudnn.sdpa fwd"), std::string::npos);
 }
 
+// NSA's compressed branch: Sk is the block count at S, so it follows the x axis (one panel for the
+// branch, not one single-point panel per S), beside square windowed problems (the nsa preset).
+TEST_F(ReportFigures, CompressedBranchSkFollowsTheAxis) {
+  ResultSet set;
+  ResultSource src;
+  src.run = test::full_run();
+  set.sources.push_back(src);
+  for (const std::int64_t seq : {256, 512, 1024}) {
+    Problem w = test::small_problem(seq, true);
+    w.window = {64, 0};
+    set.cases.push_back(test::ok_case("fa2.mma", w, 1.0, 1e-4));
+    Problem c = test::small_problem(seq, false);
+    c.compress = {32, 16};
+    c.seq_kv = c.compress.blocks_at(seq - 1);
+    set.cases.push_back(test::ok_case("fa2.mma", c, 1.0, 1e-4));
+  }
+  EXPECT_EQ(most_swept_axis(set.cases), "seq_kv");
+  FigureOptions o;
+  o.out_dir = m_dir / "figures";
+  o.link_prefix = "figures/";
+  std::vector<std::string> notes;
+  const auto figures = links(render_report_figures(set, o, notes));
+  EXPECT_EQ(figures,
+            (std::vector<std::string>{"figures/tflops_vs_seq_kv_fp32_causal_win64_0.png",
+                                      "figures/tflops_vs_seq_kv_fp32_cmp32_16.png", "figures/roofline.png"}));
+}
+
 }  // namespace
 }  // namespace attn
