@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <string_view>
@@ -40,6 +41,89 @@ std::size_t checked_product(std::size_t acc, std::size_t n, const std::string& w
   if (n != 0 && acc > kMaxPlannedCases / n) too_many_cases(where);
   return acc * n;
 }
+
+// A group's axes with their defaults filled in, in planning order (outermost first): dtype, causal,
+// window, compress, batch, heads, heads_kv, head_dim, head_dim_v, seq_q, seq_kv, pass.
+class GroupAxes {
+ public:
+  GroupAxes(const SweepGroup& g, DType default_dtype)
+      : m_g(g),
+        // A derived axis (tokens, hidden) stands as one placeholder value 0, resolved per problem.
+        m_batch(g.tokens ? std::vector<std::int64_t>{0} : g.batch),
+        m_heads(g.hidden ? std::vector<std::int64_t>{0} : g.heads),
+        m_heads_kv(or_default<std::int64_t>(g.heads_kv, 0)),      // 0 = same as heads
+        m_seq_kv(or_default<std::int64_t>(g.seq_kv, 0)),          // 0 = same as seq_q (or derived)
+        m_head_dim_v(or_default<std::int64_t>(g.head_dim_v, 0)),  // 0 = same as head_dim
+        m_dtype(or_default(g.dtype, default_dtype)),
+        m_causal(or_default(g.causal, 0)),
+        m_window(or_default(g.window, Window{})),
+        m_compress(or_default(g.compress, Compress{})),
+        m_pass(or_default(g.pass, Pass::fwd)) {}
+
+  std::array<std::size_t, 12> sizes() const {
+    return {m_dtype.size(),      m_causal.size(),  m_window.size(),   m_compress.size(),
+            m_batch.size(),      m_heads.size(),   m_heads_kv.size(), m_g.head_dim.size(),
+            m_head_dim_v.size(), m_g.seq_q.size(), m_seq_kv.size(),   m_pass.size()};
+  }
+
+  // The problem at `point` of the product (the last axis varying fastest), derived axes resolved.
+  Problem problem_at(std::size_t point, const std::string& gw) const {
+    std::array<std::size_t, 12> at{};
+    const auto n = sizes();
+    for (std::size_t a = n.size(); a-- > 0;) {
+      at[a] = point % n[a];
+      point /= n[a];
+    }
+    const std::int64_t sq = m_g.seq_q[at[9]], sk = m_seq_kv[at[10]], d = m_g.head_dim[at[7]];
+    const std::int64_t dv = m_head_dim_v[at[8]];
+    Problem p;
+    p.dtype = m_dtype[at[0]];
+    p.causal = m_causal[at[1]] != 0;
+    p.window = m_window[at[2]];
+    p.compress = m_compress[at[3]];
+    p.pass = m_pass[at[11]];
+    p.seq_q = sq;
+    p.seq_kv = sk ? sk : sq;
+    if (p.compress.active() && !sk) {
+      if (sq < p.compress.block)
+        throw SpecError(gw + ": seq_q = " + std::to_string(sq) +
+                        " is shorter than the compressed block l = " + std::to_string(p.compress.block) +
+                        " (no query would see a block); use seq >= l");
+      p.seq_kv = p.compress.blocks_at(sq - 1);  // the blocks of the whole sequence
+    }
+    p.head_dim = d;
+    p.head_dim_v = dv ? dv : d;
+    if (m_g.tokens) {
+      if (*m_g.tokens % sq != 0)
+        throw SpecError(gw + ": tokens = " + std::to_string(*m_g.tokens) + " is not divisible by seq_q = " +
+                        std::to_string(sq) + " (batch = tokens / seq_q); pick seq values that divide tokens");
+      p.batch = *m_g.tokens / sq;
+    } else {
+      p.batch = m_batch[at[4]];
+    }
+    if (m_g.hidden) {
+      if (*m_g.hidden % d != 0)
+        throw SpecError(gw + ": hidden = " + std::to_string(*m_g.hidden) +
+                        " is not divisible by head_dim = " + std::to_string(d) +
+                        " (heads = hidden / head_dim); pick head_dim values that divide hidden");
+      p.heads_q = *m_g.hidden / d;
+    } else {
+      p.heads_q = m_heads[at[5]];
+    }
+    const std::int64_t hkv = m_heads_kv[at[6]];
+    p.heads_kv = hkv ? hkv : p.heads_q;
+    return p;
+  }
+
+ private:
+  const SweepGroup& m_g;
+  std::vector<std::int64_t> m_batch, m_heads, m_heads_kv, m_seq_kv, m_head_dim_v;
+  std::vector<DType> m_dtype;
+  std::vector<int> m_causal;
+  std::vector<Window> m_window;
+  std::vector<Compress> m_compress;
+  std::vector<Pass> m_pass;
+};
 
 }  // namespace
 
@@ -161,110 +245,42 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
     require(!g.seq_q.empty(), "seq", "seq (or seq_q) in the preset, or pass --seq");
     require(!g.head_dim.empty(), "head_dim", "head_dim in the preset, or pass --head-dim");
 
-    // A derived axis (tokens, hidden) stands as one placeholder value 0, resolved per problem.
-    const auto batch = g.tokens ? std::vector<std::int64_t>{0} : g.batch;
-    const auto heads = g.hidden ? std::vector<std::int64_t>{0} : g.heads;
-    const auto heads_kv = or_default<std::int64_t>(g.heads_kv, 0);      // 0 = same as heads
-    const auto seq_kv = or_default<std::int64_t>(g.seq_kv, 0);          // 0 = same as seq_q
-    const auto head_dim_v = or_default<std::int64_t>(g.head_dim_v, 0);  // 0 = same as head_dim
-    const auto dtype = or_default(g.dtype, default_dtype);
-    const auto causal = or_default(g.causal, 0);
-    const auto window = or_default(g.window, Window{});
-    const auto compress = or_default(g.compress, Compress{});
-    const auto passes = or_default(g.pass, Pass::fwd);
-
-    std::size_t n = 1;
-    for (std::size_t s : {dtype.size(), causal.size(), window.size(), compress.size(), batch.size(),
-                          heads.size(), heads_kv.size(), g.head_dim.size(), head_dim_v.size(), g.seq_q.size(),
-                          seq_kv.size(), passes.size(), kernels.size()})
-      n = checked_product(n, s, gw);
+    const GroupAxes axes(g, default_dtype);
+    std::size_t n = kernels.size();
+    for (std::size_t s : axes.sizes()) n = checked_product(n, s, gw);
     total += n;
     if (total > kMaxPlannedCases) too_many_cases(where);
 
-    for (const DType dt : dtype)
-      for (const int c : causal)
-        for (const Window& w : window)
-          for (const Compress& cmp : compress)
-            for (const std::int64_t b : batch)
-              for (const std::int64_t h : heads)
-                for (const std::int64_t hkv : heads_kv)
-                  for (const std::int64_t d : g.head_dim)
-                    for (const std::int64_t dv : head_dim_v)
-                      for (const std::int64_t sq : g.seq_q)
-                        for (const std::int64_t sk : seq_kv)
-                          for (const Pass pass : passes) {
-                            Problem p;
-                            p.pass = pass;
-                            p.dtype = dt;
-                            p.causal = c != 0;
-                            p.window = w;
-                            p.compress = cmp;
-                            p.seq_q = sq;
-                            p.seq_kv = sk ? sk : sq;
-                            if (cmp.active() && !sk) {
-                              if (sq < cmp.block)
-                                throw SpecError(
-                                    gw + ": seq_q = " + std::to_string(sq) +
-                                    " is shorter than the compressed block l = " + std::to_string(cmp.block) +
-                                    " (no query would see a block); use seq >= l");
-                              p.seq_kv = cmp.blocks_at(sq - 1);  // the blocks of the whole sequence
-                            }
-                            p.head_dim = d;
-                            p.head_dim_v = dv ? dv : d;
-                            if (g.tokens) {
-                              if (*g.tokens % sq != 0)
-                                throw SpecError(
-                                    gw + ": tokens = " + std::to_string(*g.tokens) +
-                                    " is not divisible by seq_q = " + std::to_string(sq) +
-                                    " (batch = tokens / seq_q); pick seq values that divide tokens");
-                              p.batch = *g.tokens / sq;
-                            } else {
-                              p.batch = b;
-                            }
-                            if (g.hidden) {
-                              if (*g.hidden % d != 0)
-                                throw SpecError(
-                                    gw + ": hidden = " + std::to_string(*g.hidden) +
-                                    " is not divisible by head_dim = " + std::to_string(d) +
-                                    " (heads = hidden / head_dim); pick head_dim values that divide hidden");
-                              p.heads_q = *g.hidden / d;
-                            } else {
-                              p.heads_q = h;
-                            }
-                            p.heads_kv = hkv ? hkv : p.heads_q;
-                            const std::string invalid = p.validate();
-                            if (!invalid.empty() && spec.shapes_from_flags)
-                              throw SpecError(where + ": " + invalid +
-                                              "; every combination of the axis flags must be " +
-                                              "a valid shape (" + p.full_label() + ")");
-                            if (invalid.empty() && p.tensor_bytes() > kMaxProblemBytes)
-                              throw SpecError(
-                                  fmt::format("{}: {} needs {} for Q, K, V and O; the limit is {} (no device "
-                                              "holds more); "
-                                              "narrow the sizes",
-                                              gw, p.full_label(), format_bytes(p.tensor_bytes()),
-                                              format_bytes(kMaxProblemBytes)));
-                            for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
-                              const KernelSpec& k = *kernels[ki];
-                              Case cs;
-                              cs.kernel = k.id;
-                              cs.knobs = knobs[ki];
-                              cs.problem = p;
-                              cs.case_id = make_case_id(cs.kernel, cs.knobs, p);
-                              if (!seen.insert(cs.case_id).second) continue;
-                              if (!invalid.empty()) {
-                                cs.skip_reason = invalid;
-                              } else if (k.backend != backend) {
-                                cs.skip_reason = "needs the " + std::string(to_string(k.backend)) +
-                                                 " backend; this run uses " + std::string(to_string(backend));
-                              } else {
-                                cs.skip_reason = kernel_why_not(k, p, cs.knobs);
-                              }
-                              if (cs.skip_reason.empty() && has_backward(p.pass))
-                                cs.skip_reason = backward_why_not(k, p, cs.knobs);
-                              cases.push_back(std::move(cs));
-                            }
-                          }
+    for (std::size_t point = 0; point < n / std::max<std::size_t>(kernels.size(), 1); ++point) {
+      const Problem p = axes.problem_at(point, gw);
+      const std::string invalid = p.validate();
+      if (!invalid.empty() && spec.shapes_from_flags)
+        throw SpecError(where + ": " + invalid + "; every combination of the axis flags must be " +
+                        "a valid shape (" + p.full_label() + ")");
+      if (invalid.empty() && p.tensor_bytes() > kMaxProblemBytes)
+        throw SpecError(fmt::format(
+            "{}: {} needs {} for Q, K, V and O; the limit is {} (no device holds more); narrow the sizes", gw,
+            p.full_label(), format_bytes(p.tensor_bytes()), format_bytes(kMaxProblemBytes)));
+      for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+        const KernelSpec& k = *kernels[ki];
+        Case cs;
+        cs.kernel = k.id;
+        cs.knobs = knobs[ki];
+        cs.problem = p;
+        cs.case_id = make_case_id(cs.kernel, cs.knobs, p);
+        if (!seen.insert(cs.case_id).second) continue;
+        if (!invalid.empty()) {
+          cs.skip_reason = invalid;
+        } else if (k.backend != backend) {
+          cs.skip_reason = "needs the " + std::string(to_string(k.backend)) + " backend; this run uses " +
+                           std::string(to_string(backend));
+        } else {
+          cs.skip_reason = kernel_why_not(k, p, cs.knobs);
+        }
+        if (cs.skip_reason.empty() && has_backward(p.pass)) cs.skip_reason = backward_why_not(k, p, cs.knobs);
+        cases.push_back(std::move(cs));
+      }
+    }
   }
   return cases;
 }
