@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Issue 19: PyTorch's SDPA backends through attnscope against the same backends timed by
+anchors.py, interleaved shape by shape in one process, so both tools see the same GPU state (clocks,
+temperature) at each comparison.
+
+  python3 scripts/device/issue19_interleaved.py BINDIR ANCHORS.py [ROUNDS] [OUT.json]
+
+BINDIR/python holds the attnscope module for this python3. Per round and fa2-tokens16k shape (B*S =
+16384, H*D = 2048, S 2048/8192, D 64/128/256, causal 0/1, fp16): attnscope.run in this process
+(--in-process, L2 warm as anchors.py times, no check, no metrics, at least 50 samples) with
+torch.flash, torch.cudnn and torch.efficient, then anchors.measure for each (100 calls); the tool
+that goes first alternates by round and the shape order rotates. Per (backend, shape): the median
+over rounds of the per-round ratio ours / anchors, and the ratio of the two medians."""
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+
+bindir, anchors_path = sys.argv[1], sys.argv[2]
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+out_json = sys.argv[4] if len(sys.argv) > 4 else None
+sys.path.insert(0, f"{bindir}/python")
+import torch  # noqa: E402  (PyTorch before attnscope's extension: its own cuDNN)
+
+spec = importlib.util.spec_from_file_location("anchors", anchors_path)
+anchors = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(anchors)
+import attnscope  # noqa: E402
+
+IMPLS = ("flash", "cudnn", "efficient")
+SHAPES = [(s, d, c) for s in (2048, 8192) for d in (64, 128, 256) for c in (0, 1)]
+ARGS = ["--in-process", "--force", "--l2", "warm", "--no-check", "--metrics", "none", "--min-samples", "50",
+        "--max-time-s", "0.5", "--warmup-ms", "20"]
+ours = {}
+theirs = {}
+cache = {}
+tmp = tempfile.mkdtemp(prefix="issue19-")
+
+
+def measure_ours(s, d, c):
+    rows = attnscope.run(kernels=[f"torch.{i}" for i in IMPLS], out=f"{tmp}/run", quiet=True, tokens=16384,
+                         hidden=2048, seq=[s], head_dim=[d], causal=[c], args=ARGS)
+    torch.cuda.set_stream(torch.cuda.default_stream())  # the engine's stream is gone with the run
+    for r in rows:
+        if r["status"] == "ok":
+            ours.setdefault((r["kernel"][len("torch."):], s, d, c), []).append(r["timing.median_ms"])
+
+
+def measure_theirs(s, d, c):
+    for impl in IMPLS:
+        ms, _ = anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 100, cache)
+        theirs.setdefault((impl, s, d, c), []).append(ms)
+
+
+for r in range(rounds):
+    order = SHAPES[r % len(SHAPES):] + SHAPES[:r % len(SHAPES)]
+    for s, d, c in order:
+        first, second = (measure_ours, measure_theirs) if r % 2 == 0 else (measure_theirs, measure_ours)
+        first(s, d, c)
+        second(s, d, c)
+    print(f"round {r + 1} of {rounds} done", flush=True)
+
+rows = []
+for key in sorted(theirs):
+    a, b = ours.get(key, []), theirs[key]
+    if len(a) != len(b):
+        rows.append((key, None, None, a, b))
+        continue
+    paired = statistics.median(x / y for x, y in zip(a, b))
+    rows.append((key, paired, statistics.median(a) / statistics.median(b), a, b))
+print("backend S D causal | ours ms (median of rounds) | anchors ms | paired ratio | ratio of medians")
+within = 0
+for (impl, s, d, c), paired, ratio, a, b in rows:
+    if paired is None:
+        print(f"{impl} {s} {d} {c} | missing rounds: ours {a} anchors {b}")
+        continue
+    within += abs(paired - 1) <= 0.03
+    print(f"{impl} {s} {d} {c} | {statistics.median(a):.4f} | {statistics.median(b):.4f} | {paired:.3f} | "
+          f"{ratio:.3f}")
+paired_all = [p for _, p, _, _, _ in rows if p is not None]
+print(f"{within} of {len(rows)} within 3% (paired); median paired ratio {statistics.median(paired_all):.3f}, "
+      f"range {min(paired_all):.3f}-{max(paired_all):.3f}")
+if out_json:
+    with open(out_json, "w") as f:
+        json.dump([{"impl": k[0], "s": k[1], "d": k[2], "causal": k[3], "ours_ms": a, "anchors_ms": b,
+                    "paired": p, "ratio_of_medians": q} for k, p, q, a, b in rows], f, indent=1)
