@@ -53,6 +53,27 @@ constexpr std::size_t smem_bytes() {
   return (6 * kBlock * row_elems<D>() + kBlock * (kBlock + 8)) * 2 + 4 * kBlock * sizeof(float);
 }
 
+// acc [16 x 64] = A_w B^T: the warp's 16 rows of `a_tile` (K or V) against the 64 rows of `b_tile`
+// (Q or dO), both [64][D + 8] in shared memory: S^T = K_w Q^T and dP^T = V_w dO^T. `a_lane` and
+// `b_lane` are the lane's ldmatrix offsets [elements] into the tiles (A row-major, B stored [n][k]).
+template <int D, typename T>
+__device__ __forceinline__ void warp_gemm_abt(const T* a_tile, const T* b_tile, int a_lane, int b_lane,
+                                              float (&acc)[8][4]) {
+  constexpr int kLd = row_elems<D>();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[4];
+    ptx::ldmatrix_x4(ptx::smem_addr(a_tile + a_lane + kk * 16), a);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      std::uint32_t b[4];
+      ptx::ldmatrix_x4(ptx::smem_addr(b_tile + np * 16 * kLd + b_lane + kk * 16), b);
+      ptx::mma_16816<T>(acc[2 * np], a, b[0], b[1]);
+      ptx::mma_16816<T>(acc[2 * np + 1], a, b[2], b[3]);
+    }
+  }
+}
+
 // Rows [row0, row0 + 64) of a BSHD tensor (row stride `ld` elements) into a padded tile; rows past
 // `rows` are zero. 16-byte cp.async chunks.
 template <int D, typename T>
@@ -125,6 +146,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   const int bn_row = (lane % 8) + 8 * (lane / 16), bn_col = 8 * ((lane / 8) % 2);
   const int bt_row = (lane % 8) + 8 * ((lane / 8) % 2), bt_col = 8 * (lane / 16);
   const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
+  const int a_lane = (warp * 16 + a_row) * kLd + a_col, b_lane = bn_row * kLd + bn_col;
 
   // The work items, in order: (query head of the group, query block) pairs that see this key block
   // (the visible ranges grow with i). The next item's Q and dO load while this one computes.
@@ -174,18 +196,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
     {
       // S^T [16 keys x 64 queries] = K_w Q^T.
       float s[8][4] = {};
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t a[4];
-        ptx::ldmatrix_x4(ptx::smem_addr(k_s + (warp * 16 + a_row) * kLd + kk * 16 + a_col), a);
-#pragma unroll
-        for (int np = 0; np < 4; ++np) {
-          std::uint32_t bq[4];
-          ptx::ldmatrix_x4(ptx::smem_addr(q_s + (np * 16 + bn_row) * kLd + kk * 16 + bn_col), bq);
-          ptx::mma_16816<T>(s[2 * np], a, bq[0], bq[1]);
-          ptx::mma_16816<T>(s[2 * np + 1], a, bq[2], bq[3]);
-        }
-      }
+      warp_gemm_abt<D>(k_s, q_s, a_lane, b_lane, s);
       // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked). A block whose
       // every (query, key) pair is visible skips the per-element test: visibility is monotone in i.
       const bool full = i0 + kBlock <= p.seq_q && j0 + kBlock <= p.seq_kv && p.mask.first(i_last) <= j0 &&
@@ -218,18 +229,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
       // dP^T [16 x 64] = V_w dO^T, then dS^T = P^T (dP^T - D) scale in place of P^T.
       {
         float dp[8][4] = {};
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          std::uint32_t a[4];
-          ptx::ldmatrix_x4(ptx::smem_addr(v_s + (warp * 16 + a_row) * kLd + kk * 16 + a_col), a);
-#pragma unroll
-          for (int np = 0; np < 4; ++np) {
-            std::uint32_t bo[4];
-            ptx::ldmatrix_x4(ptx::smem_addr(do_s + (np * 16 + bn_row) * kLd + kk * 16 + bn_col), bo);
-            ptx::mma_16816<T>(dp[2 * np], a, bo[0], bo[1]);
-            ptx::mma_16816<T>(dp[2 * np + 1], a, bo[2], bo[3]);
-          }
-        }
+        warp_gemm_abt<D>(v_s, do_s, a_lane, b_lane, dp);
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
@@ -345,8 +345,10 @@ void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
 }  // namespace
 
 std::string backward_why_not(const Problem& p) {
-  if (p.head_dim != 64 && p.head_dim != 128)
-    return "head_dim = " + std::to_string(p.head_dim) + ": fa2.mma's backward is compiled for 64 and 128";
+  if (p.head_dim != 32 && p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128)
+    return "head_dim = " + std::to_string(p.head_dim) +
+           ": fa2.mma's backward is compiled for 32, 64, 96 and 128 (from 160 on, a warp's dK and dV rows in "
+           "registers spill: D fp32 accumulators a thread)";
   return {};
 }
 
@@ -375,10 +377,18 @@ void run_backward(const Problem& pr, const BackwardArgs& a) {
   prm.scale = a.scale;
   auto stream = static_cast<cudaStream_t>(a.stream);
   const bool half = pr.dtype == DType::fp16;
-  if (pr.head_dim == 64)
-    half ? launch<__half, 64>(pr, prm, stream) : launch<__nv_bfloat16, 64>(pr, prm, stream);
-  else
-    half ? launch<__half, 128>(pr, prm, stream) : launch<__nv_bfloat16, 128>(pr, prm, stream);
+  switch (pr.head_dim) {
+    case 32:
+      return half ? launch<__half, 32>(pr, prm, stream) : launch<__nv_bfloat16, 32>(pr, prm, stream);
+    case 64:
+      return half ? launch<__half, 64>(pr, prm, stream) : launch<__nv_bfloat16, 64>(pr, prm, stream);
+    case 96:
+      return half ? launch<__half, 96>(pr, prm, stream) : launch<__nv_bfloat16, 96>(pr, prm, stream);
+    case 128:
+      return half ? launch<__half, 128>(pr, prm, stream) : launch<__nv_bfloat16, 128>(pr, prm, stream);
+    default:
+      throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");
+  }
 }
 
 }  // namespace attn::fa2

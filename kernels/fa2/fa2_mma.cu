@@ -162,7 +162,7 @@ KernelSpec make_fa2_mma_spec() {
   s.id = "fa2.mma";
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
-      "softmax, O in registers; causal/window/NSA compressed/GQA; FA2 backward (D 64/128, dQ by fp32 "
+      "softmax, O in registers; causal/window/NSA compressed/GQA; FA2 backward (D 32-128, dQ by fp32 "
       "atomics)";
   s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;

@@ -128,6 +128,32 @@ TEST(ProblemCounting, ClosedFormMatchesTheRowLoopOnManySmallShapes) {
   EXPECT_EQ(checked, 8 * 8 * 2 * 7 * 7);
 }
 
+// The device mask's per-element test is the host's band, on both alignments and every window.
+TEST(ProblemCounting, DeviceMaskVisibleIsTheBand) {
+  const std::int64_t sides[] = {-1, 0, 1, 7, 40};
+  for (const std::int64_t sq : {1, 5, 31, 64})
+    for (const std::int64_t sk : {1, 8, 31, 64})
+      for (const bool causal : {false, true})
+        for (const std::int64_t left : sides)
+          for (const std::int64_t right : sides) {
+            Problem p;
+            p.seq_q = sq;
+            p.seq_kv = sk;
+            p.causal = causal;
+            p.window = {left, right};
+            const DeviceMask m = make_device_mask(p);
+            for (std::int64_t i = 0; i < sq; ++i) {
+              const Problem::KeyRange r = p.visible_keys(i);
+              EXPECT_EQ(m.first(i), r.first);
+              EXPECT_EQ(m.last(i), std::max(r.first, r.last));
+              for (std::int64_t j = -1; j <= sk; ++j)
+                ASSERT_EQ(m.visible(i, j), p.visible(i, j))
+                    << "sq=" << sq << " sk=" << sk << " causal=" << causal << " window=" << left << ","
+                    << right << " i=" << i << " j=" << j;
+            }
+          }
+}
+
 TEST(ProblemCounting, HugeSizesAnswerAtOnce) {
   const std::int64_t s = std::int64_t{1} << 40;
   Problem p;

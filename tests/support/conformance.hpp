@@ -79,7 +79,7 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
 }
 
 // The backward's matrix (issue 20): S 1, 17, 1000 and 4097, Sq != Sk both ways, GQA 32/4, MQA,
-// causal, windows (64,0) and (128,128), D 64, 128, 256 and 96, 160, each as a bwd case, plus a
+// causal, windows (64,0) and (128,128), D 32, 64, 96, 128, 160 and 256, each as a bwd case, plus a
 // fwd+bwd one. `full` = false keeps the CPU's share small (S <= 257, D <= 64): the fp64 oracle and
 // the CPU kernels run in CI on two cores.
 inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dtypes, bool full) {
@@ -112,6 +112,7 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
     add("win64_0_s1000", conformance_problem(4, 4, 1000, 1000, 64, t, false, {64, 0}));
     add("win128_128_s4097_d256", conformance_problem(4, 2, 4097, 4097, 256, t, false, {128, 128}));
     add("d96_s1000_causal", conformance_problem(4, 4, 1000, 1000, 96, t, true));
+    add("d32_gqa42_s1000_causal", conformance_problem(4, 2, 1000, 1000, 32, t, true));
     add("d160_s17", conformance_problem(4, 4, 17, 17, 160, t));
     add("d256_s1000_causal", conformance_problem(4, 4, 1000, 1000, 256, t, true), Pass::fwd_bwd);
     // Lengths that are multiples of 128 (cuDNN <= 9.15's backward takes only those).
