@@ -11,6 +11,7 @@
 
 #include "kernels/api/plugin_loader.hpp"
 #include "profiling/sweep/command_line.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn {
 
@@ -354,6 +355,7 @@ std::string ncu_command_for(const std::string& attnscope_exe, const std::string&
   o.causal = p.causal ? "1" : "0";
   o.window = window;
   if (p.compress.active()) o.compress = fmt::format("{},{}", p.compress.block, p.compress.stride);
+  if (p.varlen.active()) o.varlen = varlen_list_text(p);             // the case's own lengths
   if (p.pass != Pass::fwd) o.pass = std::string(to_string(p.pass));  // its NVTX range names the pass
   o.l2 = std::string(to_string(protocol.l2));
   o.seed = std::to_string(protocol.seed);

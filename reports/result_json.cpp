@@ -331,6 +331,16 @@ Problem problem_from(const json& j, const std::string& path) {
     p.compress.block = as_int64((*c)[0], cpath + "[0]");
     p.compress.stride = as_int64((*c)[1], cpath + "[1]");
   }
+  if (const json* v = find(j, "varlen")) {
+    const std::string vpath = child(path, "varlen");
+    if (!v->is_object()) fail(vpath, "expected {\"q\": [lengths], \"kv\": [lengths]}, got " + v->dump());
+    for (const auto& [key, lengths] : {std::pair{"q", &p.varlen.q}, std::pair{"kv", &p.varlen.kv}}) {
+      const json& a = req(*v, key, vpath);
+      if (!a.is_array()) fail(child(vpath, key), "expected an array of lengths, got " + a.dump());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        lengths->push_back(as_int64(a[i], child(vpath, key) + "[" + std::to_string(i) + "]"));
+    }
+  }
   if (const json* layout = find(j, "layout")) {
     const std::string s = as_string(*layout, child(path, "layout"));
     if (s != "bshd") fail(child(path, "layout"), "expected \"bshd\", got \"" + s + "\"");
@@ -376,6 +386,7 @@ void to_json(json& j, const Problem& p) {
   if (p.pass != Pass::fwd) j["pass"] = std::string(to_string(p.pass));  // absent: the forward
   if (p.compress != Compress{})                                         // absent: none
     j["compress"] = json::array({p.compress.block, p.compress.stride});
+  if (p.varlen.active()) j["varlen"] = {{"q", p.varlen.q}, {"kv", p.varlen.kv}};  // absent: dense
 }
 
 void from_json(const json& j, Problem& p) { p = problem_from(j, "problem"); }

@@ -27,6 +27,11 @@ std::string config_label(const Problem& p, const Knobs& knobs) {
   if (p.heads_kv != p.heads_q) s += " Hkv=" + std::to_string(p.heads_kv);
   if (p.seq_kv != p.seq_q) s += " Sk=" + std::to_string(p.seq_kv);
   if (p.head_dim_v != p.head_dim) s += " Dv=" + std::to_string(p.head_dim_v);
+  if (p.varlen.active()) {  // the shape's Sq is the longest sequence
+    s += " varlen ";
+    s += std::to_string(p.total_q());
+    s += " tok";
+  }
   if (p.pass != Pass::fwd) {
     s += ' ';
     s += to_string(p.pass);

@@ -48,6 +48,10 @@ std::vector<Probe> probes(DType t) {
   compressed.compress = {32, 16};
   compressed.seq_kv = compressed.compress.blocks_at(compressed.seq_q - 1);
   v.push_back({"cmp", compressed});
+  Problem varlen = base_problem(t);
+  varlen.varlen.q = varlen.varlen.kv = {256, 100, 17};
+  varlen.batch = 3;
+  v.push_back({"varlen", varlen});
   Problem gqa = base_problem(t);
   gqa.heads_kv = 1;
   v.push_back({"gqa", gqa});

@@ -76,6 +76,12 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               "block j iff j*D + L - 1 <= i; Sk defaults to the block count at Sq; several separated by ';'; "
               "none = off",
               kSweepGroup);
+  text_option(
+      cmd, "--varlen", o.varlen, "KIND[;...]",
+      "variable-length batches of `batch` sequences up to seq tokens (Sq = Sk each, packed): uniform[:LO], "
+      "lognormal:MEAN:SIGMA, list:L1,L2,.. or file:PATH, each optionally @SEED (default: --seed); several "
+      "separated by ';'; none = dense",
+      kSweepGroup);
   text_option(cmd, "--pass", o.pass, "LIST",
               "which pass to measure: fwd, bwd (the backward alone, given the kernel's own forward's O and "
               "LSE) or fwd+bwd (both back to back); several separated by ','",

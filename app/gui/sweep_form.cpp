@@ -9,6 +9,7 @@
 #include "app/cli/run_flags.hpp"
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn::gui {
 
@@ -53,6 +54,7 @@ std::string group_field_text(const SweepGroup& g, const std::string& key) {
   if (key == "causal") return join_map(g.causal, [](int c) { return std::to_string(c); });
   if (key == "window") return join_map(g.window, window_text, ";");
   if (key == "compress") return format_compress_axis(g.compress);
+  if (key == "varlen") return format_varlen_axis(g.varlen);
   if (key == "pass") return join_map(g.pass, [](Pass p) { return std::string(to_string(p)); });
   return "";
 }
@@ -97,6 +99,9 @@ const std::vector<FormField>& axis_fields() {
        "L,R keys left/right of the diagonal; L alone = L,0; several with ';'; none"},
       {"compress", "NSA compressed", "--compress", &SweepForm::compress, &SweepOverrides::compress,
        "l,d: keys are blocks of l positions at stride d (Sk defaults to their count); several with ';'; "
+       "none"},
+      {"varlen", "varlen", "--varlen", &SweepForm::varlen, &SweepOverrides::varlen,
+       "variable-length batch up to seq: uniform[:LO], lognormal:MEAN:SIGMA, list:.., file:PATH [@SEED]; "
        "none"},
       {"pass", "pass", "--pass", &SweepForm::pass, &SweepOverrides::pass,
        "fwd, bwd (given the kernel's own forward) or fwd+bwd; several with ','"},

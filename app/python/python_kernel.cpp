@@ -33,6 +33,14 @@ py::dict problem_dict(const Problem& p, Backend backend) {
   d["window"] = p.window.active() ? py::object(py::make_tuple(p.window.left, p.window.right)) : py::none();
   d["compress"] =
       p.compress.active() ? py::object(py::make_tuple(p.compress.block, p.compress.stride)) : py::none();
+  if (p.varlen.active()) {
+    py::dict v;
+    v["q"] = p.varlen.q;
+    v["kv"] = p.varlen.kv;
+    d["varlen"] = v;
+  } else {
+    d["varlen"] = py::none();
+  }
   d["scale"] = p.default_scale();
   d["pass"] = std::string(to_string(p.pass));
   d["backend"] = std::string(to_string(backend));

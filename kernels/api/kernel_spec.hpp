@@ -124,6 +124,8 @@ struct KernelSpec {
   // before the mask existed (a plug-in, a Python callable) refuses such problems instead of
   // computing them as unmasked.
   bool compressed_mask = false;
+  // Takes variable-length batches (Problem::varlen, packed rows), forward and backward alike.
+  bool varlen = false;
 };
 
 // Why `k` cannot take `p` with `knobs`: a mask kind it does not implement, else its own why_not.
@@ -133,6 +135,10 @@ inline std::string kernel_why_not(const KernelSpec& k, const Problem& p, const K
     return k.id + " does not implement NSA's compressed-branch mask (compress = " +
            std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride) +
            "); `attnscope kernels` marks those that do in its cmp column";
+  if (p.varlen.active() && !k.varlen)
+    return k.id + " does not take variable-length batches (varlen, " + std::to_string(p.batch) +
+           " sequences of " + std::to_string(p.total_q()) +
+           " tokens); `attnscope kernels` marks those that do in its varlen column";
   return k.why_not ? k.why_not(p, knobs) : std::string{};
 }
 

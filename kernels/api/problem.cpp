@@ -94,10 +94,64 @@ Wide exact_pairs(const Problem& p) {
   return sum_clamped_min(lines, offset, offset + p.seq_q);
 }
 
+// One head's pairs summed over a varlen batch's sequences.
+Wide varlen_pairs(const Problem& p) {
+  Wide sum = 0;
+  for (std::size_t b = 0; b < p.varlen.q.size(); ++b) {
+    const Problem s = p.sequence(static_cast<std::int64_t>(b));
+    if (s.seq_q >= 1 && s.seq_kv >= 1) sum += exact_pairs(s);
+  }
+  return sum;
+}
+
 }  // namespace
+
+std::int64_t Problem::total_q() const {
+  if (!varlen.active()) return batch * seq_q;
+  std::int64_t n = 0;
+  for (const std::int64_t l : varlen.q) n += l;
+  return n;
+}
+
+std::int64_t Problem::total_kv() const {
+  if (!varlen.active()) return batch * seq_kv;
+  std::int64_t n = 0;
+  for (const std::int64_t l : varlen.kv) n += l;
+  return n;
+}
+
+Problem Problem::sequence(std::int64_t b) const {
+  Problem s = *this;
+  s.varlen = {};
+  s.batch = 1;
+  if (varlen.active()) {
+    s.seq_q = varlen.q[static_cast<std::size_t>(b)];
+    s.seq_kv = varlen.kv[static_cast<std::size_t>(b)];
+  }
+  return s;
+}
+
+std::int64_t Problem::q_start(std::int64_t b) const {
+  if (!varlen.active()) return b * seq_q;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < b; ++i) n += varlen.q[static_cast<std::size_t>(i)];
+  return n;
+}
+
+std::int64_t Problem::kv_start(std::int64_t b) const {
+  if (!varlen.active()) return b * seq_kv;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < b; ++i) n += varlen.kv[static_cast<std::size_t>(i)];
+  return n;
+}
 
 std::int64_t Problem::visible_pairs_per_head() const {
   if (seq_q < 1 || seq_kv < 1) return 0;
+  if (varlen.active()) {
+    const Wide pairs = varlen_pairs(*this);
+    const Wide cap = std::numeric_limits<std::int64_t>::max();
+    return static_cast<std::int64_t>(pairs > cap ? cap : pairs);
+  }
   const Wide pairs = exact_pairs(*this);
   const Wide cap = std::numeric_limits<std::int64_t>::max();
   return static_cast<std::int64_t>(pairs > cap ? cap : pairs);  // saturates past 2^63 - 1 pairs
@@ -106,17 +160,22 @@ std::int64_t Problem::visible_pairs_per_head() const {
 double Problem::flops() const { return forward_flops() * pass_flop_factor(pass); }
 
 double Problem::forward_flops() const {
+  if (varlen.active())
+    return 2.0 * static_cast<double>(heads_q) * static_cast<double>(head_dim + head_dim_v) *
+           static_cast<double>(varlen_pairs(*this));
   const double pairs = seq_q < 1 || seq_kv < 1 ? 0.0 : static_cast<double>(exact_pairs(*this));
   return 2.0 * static_cast<double>(batch) * static_cast<double>(heads_q) *
          static_cast<double>(head_dim + head_dim_v) * pairs;
 }
 
 double Problem::tensor_bytes() const {
-  const double b = static_cast<double>(batch), sq = static_cast<double>(seq_q),
-               sk = static_cast<double>(seq_kv), hq = static_cast<double>(heads_q),
-               hkv = static_cast<double>(heads_kv), d = static_cast<double>(head_dim),
-               dv = static_cast<double>(head_dim_v);
-  const double forward = b * (sq * hq * (d + dv) + sk * hkv * (d + dv));
+  const double tq = varlen.active() ? static_cast<double>(total_q())
+                                    : static_cast<double>(batch) * static_cast<double>(seq_q),
+               tk = varlen.active() ? static_cast<double>(total_kv())
+                                    : static_cast<double>(batch) * static_cast<double>(seq_kv),
+               hq = static_cast<double>(heads_q), hkv = static_cast<double>(heads_kv),
+               d = static_cast<double>(head_dim), dv = static_cast<double>(head_dim_v);
+  const double forward = tq * hq * (d + dv) + tk * hkv * (d + dv);
   return (has_backward(pass) ? 2.0 * forward : forward) * static_cast<double>(dtype_bytes(dtype));
 }
 
@@ -138,6 +197,8 @@ std::string Problem::validate() const {
   if (heads_q % heads_kv != 0)
     return "heads_kv = " + std::to_string(heads_kv) + ": must divide heads_q = " + std::to_string(heads_q) +
            " (GQA/MQA groups query heads evenly)";
+  if (compress.active() && varlen.active())
+    return "compress with varlen: the compressed branch of a variable-length batch is not supported yet";
   if (compress.active() && (causal || window.active()))
     return "compress = (" + std::to_string(compress.block) + "," + std::to_string(compress.stride) +
            ") with " +
@@ -167,6 +228,24 @@ std::string Problem::validate_sizes() const {
       (!compress.active() && compress.stride != 0))
     return "compress = (" + std::to_string(compress.block) + "," + std::to_string(compress.stride) +
            "): block l and stride d must both be >= 1 (or both 0: no compressed branch)";
+  if (!varlen.active()) {
+    if (!varlen.kv.empty()) return "varlen: kv lengths without q lengths";
+    return {};
+  }
+  if (std::ssize(varlen.q) != batch || std::ssize(varlen.kv) != batch)
+    return "varlen: " + std::to_string(varlen.q.size()) + " q and " + std::to_string(varlen.kv.size()) +
+           " kv lengths for batch = " + std::to_string(batch) + "; give one of each per sequence";
+  std::int64_t max_q = 0, max_kv = 0;
+  for (std::size_t b = 0; b < varlen.q.size(); ++b) {
+    if (varlen.q[b] < 1 || varlen.kv[b] < 1)
+      return "varlen: sequence " + std::to_string(b) + " has q = " + std::to_string(varlen.q[b]) +
+             ", kv = " + std::to_string(varlen.kv[b]) + "; every length must be >= 1";
+    max_q = std::max(max_q, varlen.q[b]);
+    max_kv = std::max(max_kv, varlen.kv[b]);
+  }
+  if (max_q != seq_q || max_kv != seq_kv)
+    return "varlen: seq_q = " + std::to_string(seq_q) + ", seq_kv = " + std::to_string(seq_kv) +
+           " must be the longest lengths (" + std::to_string(max_q) + ", " + std::to_string(max_kv) + ")";
   return {};
 }
 
@@ -196,6 +275,10 @@ std::string Problem::full_label() const {
   s << " D=" << head_dim;
   if (head_dim_v != head_dim) s << " Dv=" << head_dim_v;
   s << ' ' << to_string(dtype) << ' ' << mask_label();
+  if (varlen.active()) {
+    const auto [lo, hi] = std::minmax_element(varlen.q.begin(), varlen.q.end());
+    s << " varlen " << *lo << ".." << *hi << " (" << total_q() << " tokens)";
+  }
   if (pass != Pass::fwd) s << ' ' << to_string(pass);
   return s.str();
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/api/dtype.hpp"
 #include "kernels/api/pass.hpp"
@@ -35,6 +36,17 @@ struct Compress {
   friend bool operator==(const Compress&, const Compress&) = default;
 };
 
+// A variable-length batch (FlashAttention's varlen): `batch` sequences of their own lengths, packed
+// back to back. Sequence b has q[b] queries and kv[b] keys; its rows start at the prefix sums of the
+// lengths before it, and its LSE block [Hq, q[b]] at Hq x that prefix, so each sequence is a dense
+// batch-1 problem at an offset (Problem::sequence), and equal lengths are exactly the dense layout.
+// Empty: a dense problem. With it, seq_q and seq_kv are the longest sequence's lengths.
+struct VarLen {
+  std::vector<std::int64_t> q, kv;
+  bool active() const { return !q.empty(); }
+  friend bool operator==(const VarLen&, const VarLen&) = default;
+};
+
 enum class Layout { bshd };
 
 // Tensors are row-major BSHD: Q [B, Sq, Hq, D], K [B, Sk, Hkv, D], V [B, Sk, Hkv, Dv],
@@ -53,6 +65,7 @@ struct Problem {
   bool causal = false;
   Window window;
   Compress compress;
+  VarLen varlen;
   Layout layout = Layout::bshd;
   // What a case computes on this shape; the forward by default. Part of the problem so that every
   // comparison keyed on it (baselines, speedups, shards, the reference cache) keeps passes apart.
@@ -85,13 +98,22 @@ struct Problem {
 
   // Exact number of unmasked (query, key) pairs of one (batch, head), closed-form (no loop over
   // rows: a planner or supervisor asked about seq = 2^40 answers at once). Saturates at 2^63 - 1.
+  // A varlen batch: the pairs of all its sequences, for one head.
   std::int64_t visible_pairs_per_head() const;
 
-  std::int64_t q_elems() const { return batch * seq_q * heads_q * head_dim; }
-  std::int64_t k_elems() const { return batch * seq_kv * heads_kv * head_dim; }
-  std::int64_t v_elems() const { return batch * seq_kv * heads_kv * head_dim_v; }
-  std::int64_t o_elems() const { return batch * seq_q * heads_q * head_dim_v; }
-  std::int64_t lse_elems() const { return batch * heads_q * seq_q; }
+  // Query and key rows over the whole batch: B x Sq and B x Sk, or the sums of a varlen batch's.
+  std::int64_t total_q() const;
+  std::int64_t total_kv() const;
+  // Sequence b of a varlen batch as the dense batch-1 problem it is, and where its rows start.
+  Problem sequence(std::int64_t b) const;
+  std::int64_t q_start(std::int64_t b) const;
+  std::int64_t kv_start(std::int64_t b) const;
+
+  std::int64_t q_elems() const { return total_q() * heads_q * head_dim; }
+  std::int64_t k_elems() const { return total_kv() * heads_kv * head_dim; }
+  std::int64_t v_elems() const { return total_kv() * heads_kv * head_dim_v; }
+  std::int64_t o_elems() const { return total_q() * heads_q * head_dim_v; }
+  std::int64_t lse_elems() const { return heads_q * total_q(); }
 
   // The forward's 2 * B * Hq * (D + Dv) * P (docs/design.md "Counting").
   double forward_flops() const;

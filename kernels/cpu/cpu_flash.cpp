@@ -7,6 +7,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/cpu/cpu_flash_backward.hpp"
+#include "kernels/cpu/sequence_views.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace attn {
@@ -103,11 +104,28 @@ class CpuFlashKernel final : public PreparedKernel {
   bool writes_lse() const override { return true; }
   void run(const AttentionArgs& a) override {
     const auto& p = m_problem;
+    if (p.varlen.active()) {  // each sequence is a dense batch-1 problem at its offset
+      for (std::int64_t b = 0; b < p.batch; ++b) {
+        const Problem s = p.sequence(b);
+        const AttentionArgs sa = sequence_args(p, a, b);
+        parallel_for(s.heads_q, [&](std::int64_t h) { flash_head(s, sa, m_tiles, 0, h); });
+      }
+      return;
+    }
     parallel_for(p.batch * p.heads_q,
                  [&](std::int64_t bh) { flash_head(p, a, m_tiles, bh / p.heads_q, bh % p.heads_q); });
   }
   void run_backward(const BackwardArgs& a) override {
     const auto& p = m_problem;
+    if (p.varlen.active()) {
+      for (std::int64_t b = 0; b < p.batch; ++b) {
+        const Problem s = p.sequence(b);
+        const BackwardArgs sa = sequence_args(p, a, b);
+        parallel_for(s.heads_kv,
+                     [&](std::int64_t hk) { flash_backward_kv_head(s, sa, m_tiles.br, m_tiles.bc, 0, hk); });
+      }
+      return;
+    }
     parallel_for(p.batch * p.heads_kv, [&](std::int64_t bh) {
       flash_backward_kv_head(p, a, m_tiles.br, m_tiles.bc, bh / p.heads_kv, bh % p.heads_kv);
     });
@@ -134,6 +152,7 @@ KernelSpec make_cpu_flash_spec() {
   s.knobs = {{"block_q", {16, 32, 64, 128}, 64, "query rows per tile (Br)"},
              {"block_k", {16, 32, 64, 128}, 64, "keys per tile (Bc)"}};
   s.compressed_mask = true;
+  s.varlen = true;
   s.why_not = [](const Problem& p, const Knobs& k) -> std::string {
     if (auto r = cpu_kernel_why_not(p, k); !r.empty()) return r;
     for (const char* name : {"block_q", "block_k"}) {

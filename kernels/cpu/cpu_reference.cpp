@@ -56,6 +56,15 @@ void reference_row(const Problem& p, const float* q, const float* k, const float
 
 void cpu_reference_attention(const Problem& p, const float* q, const float* k, const float* v, double scale,
                              double* o, double* lse) {
+  if (p.varlen.active()) {  // each sequence is a dense batch-1 problem at its offset
+    for (std::int64_t b = 0; b < p.batch; ++b) {
+      const std::int64_t qs = p.q_start(b), ks = p.kv_start(b);
+      cpu_reference_attention(p.sequence(b), q + qs * p.heads_q * p.head_dim,
+                              k + ks * p.heads_kv * p.head_dim, v + ks * p.heads_kv * p.head_dim_v, scale,
+                              o + qs * p.heads_q * p.head_dim_v, lse ? lse + qs * p.heads_q : nullptr);
+    }
+    return;
+  }
   parallel_for(p.batch * p.heads_q, [&](std::int64_t bh) {
     std::vector<double> scores;
     const std::int64_t b = bh / p.heads_q, h = bh % p.heads_q;
@@ -71,9 +80,13 @@ void cpu_reference_rows(const Problem& p, const float* q, const float* k, const 
                         std::span<const RowIndex> rows, double* o_rows, double* lse_rows) {
   parallel_for(static_cast<std::int64_t>(rows.size()), [&](std::int64_t n) {
     std::vector<double> scores;
-    const auto idx = static_cast<std::size_t>(n);
-    reference_row(p, q, k, v, scale, rows[idx], scores, o_rows + n * p.head_dim_v,
-                  lse_rows ? lse_rows + n : nullptr);
+    const RowIndex& r = rows[static_cast<std::size_t>(n)];
+    double* o_row = o_rows + n * p.head_dim_v;
+    double* lse_row = lse_rows ? lse_rows + n : nullptr;
+    if (!p.varlen.active()) return reference_row(p, q, k, v, scale, r, scores, o_row, lse_row);
+    const std::int64_t qs = p.q_start(r.b), ks = p.kv_start(r.b);
+    reference_row(p.sequence(r.b), q + qs * p.heads_q * p.head_dim, k + ks * p.heads_kv * p.head_dim,
+                  v + ks * p.heads_kv * p.head_dim_v, scale, RowIndex{0, r.h, r.i}, scores, o_row, lse_row);
   });
 }
 
@@ -134,6 +147,7 @@ KernelSpec make_cpu_reference_spec() {
   s.description = "CPU oracle: exact two-pass softmax with fp64 accumulation, every mask; exact backward";
   s.backend = Backend::cpu;
   s.compressed_mask = true;
+  s.varlen = true;
   s.why_not = cpu_why_not;
   s.backward_why_not = cpu_why_not;
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {

@@ -10,6 +10,16 @@ namespace attn {
 
 void cpu_reference_backward(const Problem& p, const float* q, const float* k, const float* v,
                             const float* d_o, double scale, double* dq, double* dk, double* dv) {
+  if (p.varlen.active()) {  // each sequence is a dense batch-1 problem at its offset
+    for (std::int64_t b = 0; b < p.batch; ++b) {
+      const std::int64_t qs = p.q_start(b), ks = p.kv_start(b);
+      const std::int64_t q_row = p.heads_q * p.head_dim, o_row = p.heads_q * p.head_dim_v;
+      const std::int64_t k_row = p.heads_kv * p.head_dim, v_row = p.heads_kv * p.head_dim_v;
+      cpu_reference_backward(p.sequence(b), q + qs * q_row, k + ks * k_row, v + ks * v_row, d_o + qs * o_row,
+                             scale, dq + qs * q_row, dk + ks * k_row, dv + ks * v_row);
+    }
+    return;
+  }
   const std::int64_t D = p.head_dim, Dv = p.head_dim_v;
   const std::int64_t group = p.heads_q / p.heads_kv;
   // One task per (batch, KV head): it owns that head's dK and dV and the dQ rows of its query

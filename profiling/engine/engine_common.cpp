@@ -51,7 +51,7 @@ void fill_derived(CaseResult& r, bool writes_lse) {
     const double s = r.timing->median_ms * 1e-3;
     r.tflops = r.flops / s * 1e-12;
     r.gbps = static_cast<double>(r.min_bytes) / s * 1e-9;
-    r.queries_per_s = static_cast<double>(r.problem.batch * r.problem.heads_q * r.problem.seq_q) / s;
+    r.queries_per_s = static_cast<double>(r.problem.total_q() * r.problem.heads_q) / s;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "profiling/sweep/preset.hpp"
 #include "profiling/sweep/protocol_fields.hpp"
 #include "profiling/sweep/variant.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn {
 
@@ -94,6 +95,7 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
   set_axis(spec, o.causal, "--causal", parse_bool_axis, &SweepGroup::causal);
   set_axis(spec, o.window, "--window", parse_window_axis, &SweepGroup::window);
   set_axis(spec, o.compress, "--compress", parse_compress_axis, &SweepGroup::compress);
+  set_axis(spec, o.varlen, "--varlen", parse_varlen_axis, &SweepGroup::varlen);
   set_axis(spec, o.pass, "--pass", parse_pass_axis, &SweepGroup::pass);
   if (o.seq && !o.seq_kv)
     for (auto& g : spec.groups) g.seq_kv.clear();  // square: seq_kv defaults to seq_q

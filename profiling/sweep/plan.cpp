@@ -13,6 +13,7 @@
 #include "kernels/registry.hpp"
 #include "profiling/engine/host_memory.hpp"
 #include "profiling/sweep/variant.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn {
 
@@ -42,12 +43,29 @@ std::size_t checked_product(std::size_t acc, std::size_t n, const std::string& w
   return acc * n;
 }
 
-// A group's axes with their defaults filled in, in planning order (outermost first): dtype, causal,
-// window, compress, batch, heads, heads_kv, head_dim, head_dim_v, seq_q, seq_kv, pass.
+// A group's axes with their defaults filled in, in planning order (outermost first).
 class GroupAxes {
  public:
-  GroupAxes(const SweepGroup& g, DType default_dtype)
+  enum Axis {
+    dtype,
+    causal,
+    window,
+    compress,
+    varlen,
+    batch,
+    heads,
+    heads_kv,
+    head_dim,
+    head_dim_v,
+    seq_q,
+    seq_kv,
+    pass,
+    kAxes
+  };
+
+  GroupAxes(const SweepGroup& g, DType default_dtype, std::uint64_t run_seed)
       : m_g(g),
+        m_run_seed(run_seed),
         // A derived axis (tokens, hidden) stands as one placeholder value 0, resolved per problem.
         m_batch(g.tokens ? std::vector<std::int64_t>{0} : g.batch),
         m_heads(g.hidden ? std::vector<std::int64_t>{0} : g.heads),
@@ -58,30 +76,31 @@ class GroupAxes {
         m_causal(or_default(g.causal, 0)),
         m_window(or_default(g.window, Window{})),
         m_compress(or_default(g.compress, Compress{})),
+        m_varlen(or_default(g.varlen, VarLenSpec{})),
         m_pass(or_default(g.pass, Pass::fwd)) {}
 
-  std::array<std::size_t, 12> sizes() const {
-    return {m_dtype.size(),      m_causal.size(),  m_window.size(),   m_compress.size(),
-            m_batch.size(),      m_heads.size(),   m_heads_kv.size(), m_g.head_dim.size(),
-            m_head_dim_v.size(), m_g.seq_q.size(), m_seq_kv.size(),   m_pass.size()};
+  std::array<std::size_t, kAxes> sizes() const {
+    return {m_dtype.size(),   m_causal.size(), m_window.size(),   m_compress.size(),   m_varlen.size(),
+            m_batch.size(),   m_heads.size(),  m_heads_kv.size(), m_g.head_dim.size(), m_head_dim_v.size(),
+            m_g.seq_q.size(), m_seq_kv.size(), m_pass.size()};
   }
 
   // The problem at `point` of the product (the last axis varying fastest), derived axes resolved.
   Problem problem_at(std::size_t point, const std::string& gw) const {
-    std::array<std::size_t, 12> at{};
+    std::array<std::size_t, kAxes> at{};
     const auto n = sizes();
     for (std::size_t a = n.size(); a-- > 0;) {
       at[a] = point % n[a];
       point /= n[a];
     }
-    const std::int64_t sq = m_g.seq_q[at[9]], sk = m_seq_kv[at[10]], d = m_g.head_dim[at[7]];
-    const std::int64_t dv = m_head_dim_v[at[8]];
+    const std::int64_t sq = m_g.seq_q[at[seq_q]], sk = m_seq_kv[at[seq_kv]], d = m_g.head_dim[at[head_dim]];
+    const std::int64_t dv = m_head_dim_v[at[head_dim_v]];
     Problem p;
-    p.dtype = m_dtype[at[0]];
-    p.causal = m_causal[at[1]] != 0;
-    p.window = m_window[at[2]];
-    p.compress = m_compress[at[3]];
-    p.pass = m_pass[at[11]];
+    p.dtype = m_dtype[at[dtype]];
+    p.causal = m_causal[at[causal]] != 0;
+    p.window = m_window[at[window]];
+    p.compress = m_compress[at[compress]];
+    p.pass = m_pass[at[pass]];
     p.seq_q = sq;
     p.seq_kv = sk ? sk : sq;
     if (p.compress.active() && !sk) {
@@ -99,7 +118,7 @@ class GroupAxes {
                         std::to_string(sq) + " (batch = tokens / seq_q); pick seq values that divide tokens");
       p.batch = *m_g.tokens / sq;
     } else {
-      p.batch = m_batch[at[4]];
+      p.batch = m_batch[at[batch]];
     }
     if (m_g.hidden) {
       if (*m_g.hidden % d != 0)
@@ -108,20 +127,31 @@ class GroupAxes {
                         " (heads = hidden / head_dim); pick head_dim values that divide hidden");
       p.heads_q = *m_g.hidden / d;
     } else {
-      p.heads_q = m_heads[at[5]];
+      p.heads_q = m_heads[at[heads]];
     }
-    const std::int64_t hkv = m_heads_kv[at[6]];
+    const std::int64_t hkv = m_heads_kv[at[heads_kv]];
     p.heads_kv = hkv ? hkv : p.heads_q;
+    if (const VarLenSpec& v = m_varlen[at[varlen]]; v.active()) {
+      if (sk)
+        throw SpecError(gw + ": seq_kv = " + std::to_string(sk) +
+                        " with varlen: a varlen batch draws Sq = Sk per sequence, up to seq; drop seq_kv");
+      // Sequence lengths up to the group's seq; the problem's Sq and Sk are the longest.
+      p.varlen.q = draw_lengths(v, p.batch, sq, m_run_seed, gw);
+      p.varlen.kv = p.varlen.q;
+      p.seq_q = p.seq_kv = *std::max_element(p.varlen.q.begin(), p.varlen.q.end());
+    }
     return p;
   }
 
  private:
   const SweepGroup& m_g;
+  std::uint64_t m_run_seed;
   std::vector<std::int64_t> m_batch, m_heads, m_heads_kv, m_seq_kv, m_head_dim_v;
   std::vector<DType> m_dtype;
   std::vector<int> m_causal;
   std::vector<Window> m_window;
   std::vector<Compress> m_compress;
+  std::vector<VarLenSpec> m_varlen;
   std::vector<Pass> m_pass;
 };
 
@@ -149,6 +179,15 @@ std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, c
   // Appended only when present, so that the ids of every problem without them stay as they were.
   if (p.compress.active())
     t += "|compress=" + std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride);
+  if (p.varlen.active()) {  // the lengths themselves: a file or a seed may change them
+    t += "|varlen=";
+    for (std::size_t i = 0; i < p.varlen.q.size(); ++i) {  // appended piece by piece: GCC 12's -Wrestrict
+      if (i) t += ',';
+      t += std::to_string(p.varlen.q[i]);
+      t += '/';
+      t += std::to_string(p.varlen.kv[i]);
+    }
+  }
   if (p.pass != Pass::fwd) t += "|pass=" + std::string(to_string(p.pass));  // forward ids stay as they were
   return t;
 }
@@ -245,7 +284,7 @@ std::vector<Case> plan(const SweepSpec& spec, Backend backend) {
     require(!g.seq_q.empty(), "seq", "seq (or seq_q) in the preset, or pass --seq");
     require(!g.head_dim.empty(), "head_dim", "head_dim in the preset, or pass --head-dim");
 
-    const GroupAxes axes(g, default_dtype);
+    const GroupAxes axes(g, default_dtype, spec.protocol.seed);
     std::size_t n = kernels.size();
     for (std::size_t s : axes.sizes()) n = checked_product(n, s, gw);
     total += n;

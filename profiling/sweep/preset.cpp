@@ -12,6 +12,7 @@
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/protocol_fields.hpp"
 #include "profiling/sweep/variant.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn {
 
@@ -22,7 +23,7 @@ constexpr const char* kTopKeys =
     "protocol";
 constexpr const char* kAxisKeys =
     "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, "
-    "window, compress, pass";
+    "window, compress, varlen, pass";
 
 // Edit distance, to suggest the key a typo was meant to be.
 std::size_t distance(std::string_view a, std::string_view b) {
@@ -259,6 +260,27 @@ class Reader {
     return out;
   }
 
+  // "uniform;lognormal:512:0.6" or an array of such strings.
+  std::vector<VarLenSpec> varlen_axis(const toml::node& n, const std::string& field) const {
+    std::vector<VarLenSpec> out;
+    AxisProblem p;
+    if (const auto* s = n.as_string()) {
+      if (!try_parse_varlen_axis(s->get(), out, p)) fail(n, field, p);
+      return out;
+    }
+    const auto* arr = n.as_array();
+    if (!arr || arr->empty())
+      fail(n, field, {"expected a non-empty array of strings or a string", kVarLenAxisAllowed});
+    for (const toml::node& e : *arr) {
+      const auto* s = e.as_string();
+      if (!s) fail(e, field, {"expected a string like \"uniform\"", kVarLenAxisAllowed});
+      VarLenSpec v;
+      if (!try_parse_varlen(s->get(), v, p)) fail(e, field, p);
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
   // Reads the axes of one [sweep] or [[group]] table over `g` (which holds the inherited values).
   void axes(const toml::table& t, const std::string& prefix, SweepGroup& g) const {
     check_keys(t, prefix, kAxisKeys);
@@ -283,6 +305,7 @@ class Reader {
     if (const auto* n = at("causal")) g.causal = bool_axis(*n, field("causal"));
     if (const auto* n = at("window")) g.window = window_axis(*n, field("window"));
     if (const auto* n = at("compress")) g.compress = compress_axis(*n, field("compress"));
+    if (const auto* n = at("varlen")) g.varlen = varlen_axis(*n, field("varlen"));
     if (const auto* n = at("pass")) g.pass = pass_axis(*n, field("pass"));
   }
 

@@ -5,6 +5,7 @@
 
 #include "kernels/api/python_entry.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn {
 
@@ -66,6 +67,8 @@ void write_group(std::string& out, const SweepGroup& g) {
   if (!g.window.empty())
     line("window",
          toml_array(g.window, [](const Window& w) { return fmt::format("[{}, {}]", w.left, w.right); }));
+  if (!g.varlen.empty())
+    line("varlen", toml_array(g.varlen, [](const VarLenSpec& v) { return toml_string(format_varlen(v)); }));
   // Strings, so that "none" beside a branch reads back as written.
   if (!g.compress.empty())
     line("compress", toml_array(g.compress, [](const Compress& c) {

@@ -9,6 +9,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/problem.hpp"
 #include "profiling/protocol.hpp"
+#include "profiling/sweep/varlen_spec.hpp"
 
 namespace attn {
 
@@ -21,6 +22,7 @@ struct SweepGroup {
   std::vector<int> causal;
   std::vector<Window> window;
   std::vector<Compress> compress;
+  std::vector<VarLenSpec> varlen;      // empty: dense
   std::vector<Pass> pass;              // empty: the forward only
   std::optional<std::int64_t> tokens;  // batch = tokens / seq_q (the FA2 "16k tokens" convention)
   std::optional<std::int64_t> hidden;  // heads = hidden / head_dim

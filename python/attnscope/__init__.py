@@ -43,6 +43,9 @@ def main(args):
 def _flag_value(name, value):
     if isinstance(value, bool):
         return "1" if value else "0"
+    if name == "varlen":  # items hold commas (list:1,2): ';' separates them
+        items = value if isinstance(value, list) else [value]
+        return ";".join("none" if v is None else str(v) for v in items)
     if name in ("window", "compress"):
         items = value if isinstance(value, list) else [value]
         return ";".join("none" if w is None else (",".join(str(x) for x in w) if isinstance(w, (tuple, list))

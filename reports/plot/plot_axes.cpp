@@ -41,8 +41,7 @@ const std::vector<AxisDef>& axis_defs() {
     };
     auto d = [](std::int64_t x) { return static_cast<double>(x); };
     num("batch", "Batch size", "", "B=", [=](const CaseResult& c) { return d(c.problem.batch); });
-    num("tokens", "Tokens", "tokens",
-        "T=", [=](const CaseResult& c) { return d(c.problem.batch * c.problem.seq_q); });
+    num("tokens", "Tokens", "tokens", "T=", [=](const CaseResult& c) { return d(c.problem.total_q()); });
     num("heads", "Query heads", "", "H=", [=](const CaseResult& c) { return d(c.problem.heads_q); });
     num("heads_kv", "KV heads", "", "Hkv=", [=](const CaseResult& c) { return d(c.problem.heads_kv); });
     num("hidden", "Hidden size", "",

@@ -146,7 +146,7 @@ TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
       preset_error("[sweep]\nbatch = 1\nhead_dims = [64, 128]\n"),
       "p.toml:3:1: field 'sweep.head_dims' = '[64, 128]': unknown key (did you mean 'head_dim'?); "
       "allowed: batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, "
-      "causal, window, compress, pass");
+      "causal, window, compress, varlen, pass");
   EXPECT_EQ(
       preset_error("kernel = [\"cpu.flash\"]\n"),
       "p.toml:1:1: field 'kernel' = '[\"cpu.flash\"]': unknown key (did you mean 'kernels'?); allowed: name, "

@@ -111,6 +111,19 @@ def test_the_compressed_branch_reaches_only_kernels_that_declare_it(tmp_path):
         "numpy_attn.attention does not implement NSA's compressed-branch mask (compress = 16,8)")
 
 
+def test_a_varlen_sweep_runs_the_cpu_kernels_and_refuses_the_rest(tmp_path):
+    rows = attnscope.run(kernels=["cpu.reference", "cpu.flash", attnscope_kernel("attention")], out=tmp_path / "run",
+                         batch=5, heads=2, seq=[96], head_dim=32, causal=[0, 1], varlen=["uniform@3"], backend="cpu")
+    kernels = by_kernel(rows)
+    for r in kernels["cpu.flash"] + kernels["cpu.reference"]:
+        assert r["status"] == "ok", r.get("reason")
+        assert r["correctness.pass"] is True
+        assert len(r["problem.varlen.q"]) == 5 and max(r["problem.varlen.q"]) == r["problem.seq_q"]
+    for r in kernels["numpy_attn.attention"]:
+        assert r["status"] == "skipped"
+        assert r["reason"].startswith("numpy_attn.attention does not take variable-length batches")
+
+
 def test_bad_entries_are_refused_before_any_case(tmp_path, attnscope_bin):
     missing = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", f"{KERNELS}:no_such_function",
                   "--out", str(tmp_path / "a"))

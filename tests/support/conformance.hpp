@@ -6,6 +6,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <map>
@@ -48,6 +49,17 @@ inline Problem compressed_problem(std::int64_t hq, std::int64_t hkv, std::int64_
   return p;
 }
 
+// A variable-length batch of these lengths (Sq = Sk per sequence).
+inline Problem varlen_problem(std::int64_t hq, std::int64_t hkv, std::vector<std::int64_t> lengths,
+                              std::int64_t d, DType t, bool causal = false, Window w = {}) {
+  const std::int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  Problem p = conformance_problem(hq, hkv, longest, longest, d, t, causal, w);
+  p.batch = static_cast<std::int64_t>(lengths.size());
+  p.varlen.q = lengths;
+  p.varlen.kv = std::move(lengths);
+  return p;
+}
+
 inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>& dtypes) {
   std::vector<ConformanceCase> out;
   for (DType t : dtypes) {
@@ -74,6 +86,9 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
     add("cmp32_16_s257", compressed_problem(4, 4, 257, 32, 16, 64, t));
     add("cmp8_4_gqa42_s130", compressed_problem(4, 2, 130, 8, 4, 64, t));
     add("cmp64_64_mqa41_s1000_d128", compressed_problem(4, 1, 1000, 64, 64, 128, t));
+    // Variable-length batches: lengths 1..257 mixed, GQA, causal and windowed.
+    add("varlen_gqa42_causal", varlen_problem(4, 2, {1, 257, 17, 130, 64, 2}, 64, t, true));
+    add("varlen_win16_0", varlen_problem(4, 4, {200, 1, 33}, 64, t, false, {16, 0}));
   }
   return out;
 }
@@ -101,6 +116,7 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
       add("win16_0_s130", conformance_problem(2, 2, 130, 130, 32, t, false, {16, 0}));
       add("win32_32_sq130_sk257", conformance_problem(4, 2, 130, 257, 16, t, false, {32, 32}));
       add("cmp16_8_gqa42_s130", compressed_problem(4, 2, 130, 16, 8, 32, t));
+      add("varlen_gqa42_causal", varlen_problem(4, 2, {1, 130, 17, 64}, 32, t, true));
       continue;
     }
     add("s1000_d128", conformance_problem(4, 4, 1000, 1000, 128, t));
