@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/sequence_views.hpp"
 #include "kernels/cpu/cpu_flash_backward.hpp"
-#include "kernels/cpu/sequence_views.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace attn {

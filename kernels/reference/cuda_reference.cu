@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/sequence_views.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/reference/cuda_reference_backward.hpp"
 #include "kernels/reference/device_mask.hpp"
@@ -201,7 +202,18 @@ class CudaReferenceKernel final : public PreparedKernel {
   bool writes_lse() const override { return true; }
 
   void run(const AttentionArgs& a) override {
-    const auto& pr = m_problem;
+    if (!m_problem.varlen.active()) return run_dense(m_problem, a);
+    // One sequence after the other on the stream, each a dense batch-1 problem at its rows: the
+    // oracle's time does not matter, its independence from the kernels' varlen paths does.
+    for (std::int64_t b = 0; b < m_problem.batch; ++b)
+      run_dense(m_problem.sequence(b), sequence_args(m_problem, a, b));
+  }
+
+  std::size_t backward_workspace_bytes() const override { return reference_backward_workspace(m_problem); }
+  void run_backward(const BackwardArgs& a) override { reference_backward(m_problem, a); }
+
+ private:
+  static void run_dense(const Problem& pr, const AttentionArgs& a) {
     const RefParams rp{make_device_mask(pr),
                        static_cast<unsigned>(pr.heads_q),
                        static_cast<unsigned>(pr.heads_kv),
@@ -224,10 +236,6 @@ class CudaReferenceKernel final : public PreparedKernel {
     });
   }
 
-  std::size_t backward_workspace_bytes() const override { return reference_backward_workspace(m_problem); }
-  void run_backward(const BackwardArgs& a) override { reference_backward(m_problem, a); }
-
- private:
   Problem m_problem;
 };
 
@@ -241,6 +249,7 @@ KernelSpec make_cuda_reference_spec() {
       "backward (D <= 512)";
   s.backend = Backend::cuda;
   s.compressed_mask = true;
+  s.varlen = true;
   s.why_not = reference_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs&) { return reference_backward_why_not(p); };
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "kernels/api/sequence_views.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/reference/cuda_reference_backward.hpp"
 #include "kernels/reference/device_mask.hpp"
@@ -165,6 +166,10 @@ std::string reference_backward_why_not(const Problem& p) {
 }
 
 void reference_backward(const Problem& pr, const BackwardArgs& a) {
+  if (pr.varlen.active()) {  // one sequence after the other on the stream: a dense batch-1 problem each
+    for (std::int64_t b = 0; b < pr.batch; ++b) reference_backward(pr.sequence(b), sequence_args(pr, a, b));
+    return;
+  }
   const BackwardParams bp{make_device_mask(pr),
                           pr.batch,
                           pr.heads_q,

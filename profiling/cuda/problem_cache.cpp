@@ -32,7 +32,7 @@ constexpr double kCudaReferenceMaxRelL2 = 1e-4;
 bool same_inputs(const Problem& a, const Problem& b) {
   return a.batch == b.batch && a.heads_q == b.heads_q && a.heads_kv == b.heads_kv && a.seq_q == b.seq_q &&
          a.seq_kv == b.seq_kv && a.head_dim == b.head_dim && a.head_dim_v == b.head_dim_v &&
-         a.dtype == b.dtype;
+         a.dtype == b.dtype && a.varlen == b.varlen;
 }
 // `n` values of type `t` at `src` as a new fp32 buffer (the references read fp32 copies of the
 // rounded inputs, so their own output is not rounded to the dtype).
@@ -264,15 +264,14 @@ void ProblemCache::sample_rows() {
         static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p.heads_q))};
     if (std::find(picked.begin(), picked.end(), bh) == picked.end()) picked.push_back(bh);
   }
-  Problem one = p;
-  one.batch = one.heads_q = one.heads_kv = 1;
   const std::int64_t group = p.heads_q / p.heads_kv;
   const std::size_t elem = dtype_bytes(p.dtype);
-  // Rows [rows] x `width` elements of head `h` of batch `b` in a BSHD tensor with `heads` heads.
-  auto head_slice = [&](const DeviceBuffer& t, std::int64_t b, std::int64_t h, std::int64_t heads,
+  // Rows [first, first + rows) x `width` elements of head `h` in a BSHD (or packed varlen) tensor
+  // with `heads` heads.
+  auto head_slice = [&](const DeviceBuffer& t, std::int64_t first, std::int64_t h, std::int64_t heads,
                         std::int64_t rows, std::int64_t width) {
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(rows * width) * elem);
-    const std::size_t offset = static_cast<std::size_t>((b * rows * heads + h) * width) * elem;
+    const std::size_t offset = static_cast<std::size_t>((first * heads + h) * width) * elem;
     ATTN_CUDA_CHECK(cudaMemcpy2DAsync(bytes.data(), static_cast<std::size_t>(width) * elem,
                                       static_cast<const std::uint8_t*>(t.get()) + offset,
                                       static_cast<std::size_t>(heads * width) * elem,
@@ -285,14 +284,18 @@ void ProblemCache::sample_rows() {
   const int per_head = (kSampledRows + static_cast<int>(head_count) - 1) / static_cast<int>(head_count);
   for (std::size_t n = 0; n < picked.size(); ++n) {
     const auto [b, h] = picked[n];
-    const std::vector<float> q = head_slice(m_q, b, h, p.heads_q, p.seq_q, p.head_dim);
-    const std::vector<float> k = head_slice(m_k, b, h / group, p.heads_kv, p.seq_kv, p.head_dim);
-    const std::vector<float> v = head_slice(m_v, b, h / group, p.heads_kv, p.seq_kv, dv);
+    // Sequence b of the batch (of a varlen one: its own lengths) as a problem of one head.
+    Problem one = p.sequence(b);
+    one.heads_q = one.heads_kv = 1;
+    const std::vector<float> q = head_slice(m_q, p.q_start(b), h, p.heads_q, one.seq_q, p.head_dim);
+    const std::vector<float> k =
+        head_slice(m_k, p.kv_start(b), h / group, p.heads_kv, one.seq_kv, p.head_dim);
+    const std::vector<float> v = head_slice(m_v, p.kv_start(b), h / group, p.heads_kv, one.seq_kv, dv);
     std::vector<RowIndex> local;
     for (int r = 0; r < per_head && static_cast<int>(m_rows.size()) < kSampledRows; ++r) {
       const std::int64_t i = n == 0 && r == 0
-                                 ? p.seq_q - 1
-                                 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p.seq_q));
+                                 ? one.seq_q - 1
+                                 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(one.seq_q));
       local.push_back({0, 0, i});
       m_rows.push_back({b, h, i});
     }
@@ -309,7 +312,7 @@ double ProblemCache::rows_rel_l2(const void* out, DType t) const {
   std::vector<std::uint8_t> bytes(m_rows.size() * row_bytes);
   for (std::size_t n = 0; n < m_rows.size(); ++n) {
     const RowIndex& row = m_rows[n];
-    const std::size_t base = static_cast<std::size_t>(((row.b * p.seq_q + row.i) * p.heads_q + row.h) * dv);
+    const std::size_t base = static_cast<std::size_t>(((p.q_start(row.b) + row.i) * p.heads_q + row.h) * dv);
     ATTN_CUDA_CHECK(cudaMemcpyAsync(bytes.data() + n * row_bytes,
                                     static_cast<const std::uint8_t*>(out) + base * elem, row_bytes,
                                     cudaMemcpyDeviceToHost, m_stream));
