@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "profiling/sweep/axis_text.hpp"
 #include "profiling/sweep/quoted.hpp"
 
 namespace attn {
@@ -22,26 +23,6 @@ const char* const kCompressAxisAllowed =
     "compressed branches l,d (block length, stride, both >= 1) separated by ';' like 32,16;64,32, or none";
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t pos = s.find(sep, start);
-    if (pos == std::string_view::npos) {
-      parts.push_back(trim(s.substr(start)));
-      return parts;
-    }
-    parts.push_back(trim(s.substr(start, pos - start)));
-    start = pos + 1;
-  }
-}
 
 bool to_int(std::string_view s, std::int64_t& v) {
   if (s.empty()) return false;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "profiling/sweep/axis_text.hpp"
 #include "profiling/sweep/quoted.hpp"
 
 namespace attn {
@@ -22,27 +23,11 @@ bool fail(AxisProblem& problem, std::string what) {
   return false;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 template <class T>
 bool number(std::string_view s, T& v) {
   s = trim(s);
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() && end == s.data() + s.size();
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  for (std::size_t start = 0;;) {
-    const std::size_t end = s.find(sep, start);
-    out.push_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) return out;
-    start = end + 1;
-  }
 }
 
 // splitmix64: the draw's only source of randomness, the same on every platform.

@@ -1,0 +1,30 @@
+// Text pieces every sweep-axis parser cuts its input into: blanks trimmed, items split on a
+// separator (each trimmed). Shared by axis_parse.cpp and varlen_axis.cpp.
+#pragma once
+#include <cctype>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+inline std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(trim(s.substr(start)));
+      return parts;
+    }
+    parts.push_back(trim(s.substr(start, pos - start)));
+    start = pos + 1;
+  }
+}
+
+}  // namespace attn
