@@ -49,10 +49,10 @@ struct VarLen {
 
 enum class Layout { bshd };
 
-// Tensors are row-major BSHD: Q [B, Sq, Hq, D], K [B, Sk, Hkv, D], V [B, Sk, Hkv, Dv],
-// O [B, Sq, Hq, Dv], LSE [B, Hq, Sq] in fp32 (natural log). Query head h reads KV head
-// h / (Hq / Hkv). Query row i sees key j iff j lies in visible_keys(i): the diagonal is aligned
-// to the bottom-right corner (offset Sk - Sq), as FlashAttention does when Sq != Sk.
+// Tensors are row-major BSHD (a varlen batch packs its sequences' rows instead, see VarLen): Q [B, Sq, Hq,
+// D], K [B, Sk, Hkv, D], V [B, Sk, Hkv, Dv], O [B, Sq, Hq, Dv], LSE [B, Hq, Sq] in fp32 (natural log). Query
+// head h reads KV head h / (Hq / Hkv). Query row i sees key j iff j lies in visible_keys(i): the diagonal is
+// aligned to the bottom-right corner (offset Sk - Sq), as FlashAttention does when Sq != Sk.
 struct Problem {
   std::int64_t batch = 1;
   std::int64_t heads_q = 1;
@@ -131,8 +131,9 @@ struct Problem {
   // Empty when the shape is well formed; otherwise names the field, its value and what is allowed.
   std::string validate() const;
   // The part of validate() no planned case can violate (every size >= 1, window sides >= -1,
-  // compress both >= 1 or both 0): a record breaking it was not written by attnscope. validate()
-  // adds the GQA grouping rule and that a compressed problem has no causal flag or window.
+  // compress both >= 1 or both 0, one length >= 1 per varlen sequence with Sq and Sk the longest):
+  // a record breaking it was not written by attnscope. validate() adds the GQA grouping rule and
+  // that a compressed problem has no causal flag, window or varlen.
   std::string validate_sizes() const;
 
   // "2x16x8192x128" (B x Hq x Sq x D), the NVTX/label form; full_label() adds everything else.
