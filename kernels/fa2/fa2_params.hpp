@@ -46,7 +46,8 @@ struct Fa2Params {
   int right_add = 0;
 };
 
-// Exclusive end of row `row`'s visible keys: the band's right edge, or the compressed rule.
+// Exclusive end of row `row`'s visible keys: the band's right edge (right = -1: unbounded), or the
+// compressed rule. Plain comparisons, no std::, so that device code calls it too.
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
@@ -57,8 +58,7 @@ __host__ __device__
     const int n = u < 0 ? 0 : u / p.cmp_stride + 1;
     return n < p.seq_kv ? n : p.seq_kv;
   }
-  const int end =
-      row + (p.seq_kv - p.seq_q) + p.right + 1;  // -1 unbounded: plain functions, no std:: on device
+  const int end = row + (p.seq_kv - p.seq_q) + p.right + 1;
   return p.right >= 0 && end < p.seq_kv ? end : p.seq_kv;
 }
 
