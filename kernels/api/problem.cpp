@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -106,19 +107,8 @@ Wide varlen_pairs(const Problem& p) {
 
 }  // namespace
 
-std::int64_t Problem::total_q() const {
-  if (!varlen.active()) return batch * seq_q;
-  std::int64_t n = 0;
-  for (const std::int64_t l : varlen.q) n += l;
-  return n;
-}
-
-std::int64_t Problem::total_kv() const {
-  if (!varlen.active()) return batch * seq_kv;
-  std::int64_t n = 0;
-  for (const std::int64_t l : varlen.kv) n += l;
-  return n;
-}
+std::int64_t Problem::total_q() const { return q_start(batch); }
+std::int64_t Problem::total_kv() const { return kv_start(batch); }
 
 Problem Problem::sequence(std::int64_t b) const {
   Problem s = *this;
@@ -131,18 +121,16 @@ Problem Problem::sequence(std::int64_t b) const {
   return s;
 }
 
-std::int64_t Problem::q_start(std::int64_t b) const {
-  if (!varlen.active()) return b * seq_q;
-  std::int64_t n = 0;
-  for (std::int64_t i = 0; i < b; ++i) n += varlen.q[static_cast<std::size_t>(i)];
-  return n;
+// Rows before sequence b: the sum of the first b lengths.
+static std::int64_t rows_before(const std::vector<std::int64_t>& lengths, std::int64_t b) {
+  return std::accumulate(lengths.begin(), lengths.begin() + b, std::int64_t{0});
 }
 
+std::int64_t Problem::q_start(std::int64_t b) const {
+  return varlen.active() ? rows_before(varlen.q, b) : b * seq_q;
+}
 std::int64_t Problem::kv_start(std::int64_t b) const {
-  if (!varlen.active()) return b * seq_kv;
-  std::int64_t n = 0;
-  for (std::int64_t i = 0; i < b; ++i) n += varlen.kv[static_cast<std::size_t>(i)];
-  return n;
+  return varlen.active() ? rows_before(varlen.kv, b) : b * seq_kv;
 }
 
 std::int64_t Problem::visible_pairs_per_head() const {

@@ -206,16 +206,7 @@ bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem) 
 }
 
 bool try_parse_window_axis(std::string_view text, std::vector<Window>& out, AxisProblem& problem) {
-  out.clear();
-  if (trim(text).empty()) return fail(problem, "no values", kWindowAxisAllowed);
-  for (std::string_view item : split(text, ';')) {
-    Window w;
-    if (!try_parse_window(item, w, problem)) return false;
-    if (out.size() >= kMaxAxisValues)
-      return fail(problem, "more than " + std::to_string(kMaxAxisValues) + " windows", kWindowAxisAllowed);
-    out.push_back(w);
-  }
-  return true;
+  return try_parse_semicolon_list(text, out, problem, kWindowAxisAllowed, "windows", try_parse_window);
 }
 
 bool try_parse_compress(std::string_view text, Compress& out, AxisProblem& problem) {
@@ -248,17 +239,8 @@ bool try_parse_compress(std::string_view text, Compress& out, AxisProblem& probl
 }
 
 bool try_parse_compress_axis(std::string_view text, std::vector<Compress>& out, AxisProblem& problem) {
-  out.clear();
-  if (trim(text).empty()) return fail(problem, "no values", kCompressAxisAllowed);
-  for (std::string_view item : split(text, ';')) {
-    Compress c;
-    if (!try_parse_compress(item, c, problem)) return false;
-    if (out.size() >= kMaxAxisValues)
-      return fail(problem, "more than " + std::to_string(kMaxAxisValues) + " compressed branches",
-                  kCompressAxisAllowed);
-    out.push_back(c);
-  }
-  return true;
+  return try_parse_semicolon_list(text, out, problem, kCompressAxisAllowed, "compressed branches",
+                                  try_parse_compress);
 }
 
 std::vector<std::int64_t> parse_int_axis(std::string_view text, std::string_view field) {

@@ -1,6 +1,7 @@
 // Text syntax of sweep axes, shared by presets, CLI flags and the GUI: integer lists and ranges,
 // dtype lists, 0/1 lists and attention windows. Errors throw SpecError naming the field.
 #pragma once
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -67,6 +68,12 @@ bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem);
 bool try_parse_compress_axis(std::string_view text, std::vector<Compress>& out, AxisProblem& problem);
 bool try_parse_compress(std::string_view text, Compress& out, AxisProblem& problem);
 
+// Items separated by ';', each parsed by `parse_one(item, value, problem)`: the list axes (windows,
+// compressed branches, varlen kinds). `plural` names the items in the too-many message.
+template <class T, class ParseOne>
+bool try_parse_semicolon_list(std::string_view text, std::vector<T>& out, AxisProblem& problem,
+                              const char* allowed, const char* plural, ParseOne parse_one);
+
 // The `allowed` texts, so other messages quote the same syntax.
 extern const char* const kIntAxisAllowed;
 extern const char* const kDTypeAxisAllowed;
@@ -83,5 +90,31 @@ std::string format_bool_axis(const std::vector<int>& v);
 std::string format_pass_axis(const std::vector<Pass>& v);
 std::string format_window_axis(const std::vector<Window>& v);
 std::string format_compress_axis(const std::vector<Compress>& v);  // "32,16;64,32" / "none"
+
+template <class T, class ParseOne>
+bool try_parse_semicolon_list(std::string_view text, std::vector<T>& out, AxisProblem& problem,
+                              const char* allowed, const char* plural, ParseOne parse_one) {
+  out.clear();
+  std::size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  if (start == text.size()) {
+    problem = {"no values", allowed};
+    return false;
+  }
+  for (std::size_t from = 0;;) {
+    const std::size_t end = text.find(';', from);
+    T value{};
+    if (!parse_one(text.substr(from, end == std::string_view::npos ? std::string_view::npos : end - from),
+                   value, problem))
+      return false;
+    if (out.size() >= kMaxAxisValues) {
+      problem = {"more than " + std::to_string(kMaxAxisValues) + " " + plural, allowed};
+      return false;
+    }
+    out.push_back(std::move(value));
+    if (end == std::string_view::npos) return true;
+    from = end + 1;
+  }
+}
 
 }  // namespace attn

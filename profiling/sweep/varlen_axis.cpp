@@ -99,16 +99,7 @@ bool try_parse_varlen(std::string_view text, VarLenSpec& out, AxisProblem& probl
 }
 
 bool try_parse_varlen_axis(std::string_view text, std::vector<VarLenSpec>& out, AxisProblem& problem) {
-  out.clear();
-  if (trim(text).empty()) return fail(problem, "no values");
-  for (std::string_view item : split(text, ';')) {
-    VarLenSpec v;
-    if (!try_parse_varlen(item, v, problem)) return false;
-    if (out.size() >= kMaxAxisValues)
-      return fail(problem, "more than " + std::to_string(kMaxAxisValues) + " items");
-    out.push_back(std::move(v));
-  }
-  return true;
+  return try_parse_semicolon_list(text, out, problem, kVarLenAxisAllowed, "items", try_parse_varlen);
 }
 
 std::vector<VarLenSpec> parse_varlen_axis(std::string_view text, std::string_view field) {
