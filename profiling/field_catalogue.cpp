@@ -576,6 +576,15 @@ const std::array kFields = {
               .set = &set_compress_stride,
               .json = false,
               .csv = true},
+    // dense-bucketed execution of a varlen batch (knob `bucket`)
+    FieldDesc{.path = "padding_waste",
+              .name = "padding_waste",
+              .label = "Padding waste (share of launched pairs)",
+              .higher_is_better = false,
+              .get = &get_top<&C::padding_waste>,
+              .set = &set_top<&C::padding_waste>,
+              .csv = true,
+              .plot = true},
 };
 
 #undef ATTN_METRIC_ROW

@@ -151,6 +151,9 @@ struct CaseResult {
   double flops = 0;
   std::int64_t min_bytes = 0;
   std::optional<double> tflops, gbps, queries_per_s;
+  // Dense-bucketed execution (knob `bucket`, kernels/api/bucketing.hpp): the fraction of the launched
+  // (query, key) pairs that are padding. tflops counts the batch's real pairs only.
+  std::optional<double> padding_waste;
   std::optional<Correctness> correctness;  // of O (the forward's output; in a bwd pass, the forward run)
   // Passes with a backward: dQ, dK and dV against the reference gradients, each under the same rule
   // as O ("grad_check.dq" ... in the record).

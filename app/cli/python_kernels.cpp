@@ -91,6 +91,7 @@ KernelSpec worker_only_spec(const nlohmann::json& k, Backend backend) {
   if (k.value("backward", false))
     s.backward_why_not = [](const Problem&, const Knobs&) { return std::string(); };
   s.compressed_mask = k.value("compressed_mask", false);
+  s.varlen = k.value("varlen", false);
   return s;
 }
 

@@ -46,7 +46,9 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
   text_option(cmd, "--kernels", o.kernels, "ID[@K=V+...],...",
               "kernels to run, comma-separated (see `attnscope kernels`); replaces the preset's list. "
               "ID@knob=value+knob=value runs a variant with those knobs set (e.g. fa2.mma@br=64+bc=64); "
-              "list one kernel several times to compare knob settings",
+              "list one kernel several times to compare knob settings. Any kernel takes @bucket=N on varlen "
+              "batches: dense batches padded to multiples of N rows, one launch each (causal or window "
+              "right 0; records padding_waste)",
               kSweepGroup);
   text_option(cmd, "--batch", o.batch, "LIST", "batch sizes B" + ints + "; replaces tokens", kSweepGroup);
   text_option(cmd, "--tokens", o.tokens, "N", "total tokens per batch: B = N / seq_q; replaces --batch",

@@ -117,19 +117,32 @@ class PythonKernel final : public PreparedKernel {
     if (m_backend == Backend::cpu) return host_array(static_cast<float*>(memory), shape);
     return dlpack_view(memory, shape, lse ? DType::fp32 : m_problem.dtype, m_backend);
   }
+  // BSHD tensors, or a varlen batch's packed rows as FlashAttention's varlen API takes them: Q and O
+  // [total_q, Hq, D|Dv], K and V [total_kv, Hkv, D|Dv], LSE flat (sequence b's [Hq, q[b]] block at
+  // Hq x its first row).
+  std::vector<std::int64_t> rows_shape(std::int64_t batch, std::int64_t seq, std::int64_t total,
+                                       std::int64_t heads, std::int64_t dim) const {
+    if (m_problem.varlen.active()) return {total, heads, dim};
+    return {batch, seq, heads, dim};
+  }
   std::vector<std::int64_t> q_shape() const {
-    return {m_problem.batch, m_problem.seq_q, m_problem.heads_q, m_problem.head_dim};
+    const Problem& p = m_problem;
+    return rows_shape(p.batch, p.seq_q, p.total_q(), p.heads_q, p.head_dim);
   }
   std::vector<std::int64_t> k_shape() const {
-    return {m_problem.batch, m_problem.seq_kv, m_problem.heads_kv, m_problem.head_dim};
+    const Problem& p = m_problem;
+    return rows_shape(p.batch, p.seq_kv, p.total_kv(), p.heads_kv, p.head_dim);
   }
   std::vector<std::int64_t> v_shape() const {
-    return {m_problem.batch, m_problem.seq_kv, m_problem.heads_kv, m_problem.head_dim_v};
+    const Problem& p = m_problem;
+    return rows_shape(p.batch, p.seq_kv, p.total_kv(), p.heads_kv, p.head_dim_v);
   }
   std::vector<std::int64_t> o_shape() const {
-    return {m_problem.batch, m_problem.seq_q, m_problem.heads_q, m_problem.head_dim_v};
+    const Problem& p = m_problem;
+    return rows_shape(p.batch, p.seq_q, p.total_q(), p.heads_q, p.head_dim_v);
   }
   std::vector<std::int64_t> lse_shape() const {
+    if (m_problem.varlen.active()) return {m_problem.lse_elems()};
     return {m_problem.batch, m_problem.heads_q, m_problem.seq_q};
   }
 
@@ -196,6 +209,7 @@ KernelSpec spec_of(const py::handle& def, Backend backend) {
   };
   if (!def.attr("backward").is_none()) s.backward_why_not = refusal("backward_why_not");
   s.compressed_mask = def.attr("compressed_mask").cast<bool>();
+  s.varlen = def.attr("varlen").cast<bool>();
   return s;
 }
 
@@ -257,6 +271,7 @@ py::dict describe_entry(const std::string& entry_text, const std::string& backen
       d["description"] = s.description;
       d["backward"] = static_cast<bool>(s.backward_why_not);
       d["compressed_mask"] = s.compressed_mask;
+      d["varlen"] = s.varlen;
       kernels.append(d);
     }
     out["kernels"] = kernels;

@@ -17,6 +17,12 @@ namespace attn {
 
 using Knobs = std::map<std::string, int>;
 
+// The execution knob every kernel takes without declaring it (kernels/api/bucketing.hpp): 0 or
+// absent = the kernel's own path; N in [1, kMaxBucket] = a varlen batch run as dense batches padded
+// to multiples of N rows, one launch each.
+inline constexpr const char* kBucketKnob = "bucket";
+inline constexpr int kMaxBucket = 1 << 20;
+
 // A knob's value in `k`, 0 (the kernel's default) when it is not set.
 inline int knob_value(const Knobs& k, const std::string& name) {
   const auto it = k.find(name);
@@ -80,6 +86,10 @@ class PreparedKernel {
   // tensor): copies the last run's O into args.o, enqueued on args.stream. The engines call it after
   // the check run only, so the timed runs measure the kernel and not this copy.
   virtual void copy_out(const AttentionArgs& /*args*/) {}
+  // For a kernel that runs on copies of its inputs (dense-bucketed execution, kernels/api/
+  // bucketing.hpp): stages args' Q, K and V, enqueued on args.stream. The engines call it before the
+  // check run; the inputs do not change after it, so the timed runs measure run() alone.
+  virtual void copy_in(const AttentionArgs& /*args*/) {}
   // The backward pass, for kernels whose KernelSpec has `backward_why_not` and a problem it takes;
   // the same rules as run(). The forward that produced args.o and args.lse ran on this object.
   virtual std::size_t backward_workspace_bytes() const { return 0; }
@@ -124,13 +134,19 @@ struct KernelSpec {
   // before the mask existed (a plug-in, a Python callable) refuses such problems instead of
   // computing them as unmasked.
   bool compressed_mask = false;
-  // Takes variable-length batches (Problem::varlen, packed rows), forward and backward alike.
+  // Takes variable-length batches (Problem::varlen, packed rows); backward_why_not may still refuse
+  // them for the backward.
   bool varlen = false;
 };
+
+// Why dense-bucketed execution of `k` cannot take `p` (bucketing.cpp): the bucket rules, then
+// kernel_why_not of each dense batch.
+std::string bucketed_why_not(const KernelSpec& k, const Problem& p, const Knobs& knobs);
 
 // Why `k` cannot take `p` with `knobs`: a mask kind it does not implement, else its own why_not.
 // Empty when it can. Every planner and listing asks through this.
 inline std::string kernel_why_not(const KernelSpec& k, const Problem& p, const Knobs& knobs) {
+  if (knob_value(knobs, kBucketKnob) != 0) return bucketed_why_not(k, p, knobs);
   if (p.compress.active() && !k.compressed_mask)
     return k.id + " does not implement NSA's compressed-branch mask (compress = " +
            std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride) +
@@ -144,6 +160,9 @@ inline std::string kernel_why_not(const KernelSpec& k, const Problem& p, const K
 
 // Why `k` cannot run the backward of `p` (whose pass has one); empty when it can.
 inline std::string backward_why_not(const KernelSpec& k, const Problem& p, const Knobs& knobs) {
+  if (const int bucket = knob_value(knobs, kBucketKnob); bucket != 0)
+    return "bucket = " + std::to_string(bucket) +
+           ": dense-bucketed execution runs the forward only (pass = " + std::string(to_string(p.pass)) + ")";
   if (!k.backward_why_not)
     return k.id + " has no backward pass (pass = " + std::string(to_string(p.pass)) +
            "); run it with pass = fwd";

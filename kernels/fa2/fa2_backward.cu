@@ -345,6 +345,9 @@ void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
 }  // namespace
 
 std::string backward_why_not(const Problem& p) {
+  if (p.varlen.active())
+    return "varlen (" + std::to_string(p.batch) +
+           " sequences): fa2.mma's backward takes dense batches only (its forward takes varlen)";
   if (p.head_dim != 32 && p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128)
     return "head_dim = " + std::to_string(p.head_dim) +
            ": fa2.mma's backward is compiled for 32, 64, 96 and 128 (from 160 on, a warp's dK and dV rows in "

@@ -141,10 +141,13 @@ struct TileLoader {
 // ---- the kernel ---------------------------------------------------------------------------------
 
 // kBand: the causal/window band test (or the compressed rule) is compiled in; without it only keys
-// >= Sk are masked.
-template <typename T, typename Tr, bool kBand>
+// >= Sk are masked. kVarlen: blockIdx.z is a sequence of a packed varlen batch (p.cu_q, p.cu_kv)
+// with its own lengths; its blocks past the sequence's rows return at once. A dense launch compiles
+// none of it, so its code is the same as before varlen existed.
+template <typename T, typename Tr, bool kBand, bool kVarlen = false>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Params p) {
   static_assert(!(kBand && Tr::kTight), "the tight tiles are compiled without the band mask");
+  static_assert(!kVarlen || kBand, "varlen launches take the band kernel: its tests follow each sequence");
   constexpr int D = Tr::kD, Bc = Tr::kBc, Br = Tr::kBr, kMT = Tr::kMTiles;
   constexpr int kSub = Tr::kSub;
   constexpr int kNT = kSub / 8;              // n8 tiles of S in one sub-tile
@@ -166,26 +169,42 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int row0 = m_block * Br;
 
-  const T* q_base = static_cast<const T*>(p.q) + q_head_offset(p, b, h, D);
-  // The K/V head's offset [elements], computed once: rebuilding it per tile from the block
-  // coordinates cost an integer division by the group size and two S2R reads per load (v7).
-  const std::int64_t kv_off = kv_head_offset(p, b, h, D);
+  // The sequence's lengths and where its rows start: the parameters' for a dense launch.
+  int seq_q = p.seq_q, seq_kv = p.seq_kv;
+  std::int64_t q_off = 0, kv_off = 0;  // [elements]
+  if constexpr (kVarlen) {
+    const int q_start = p.cu_q[b], kv_start = p.cu_kv[b];
+    seq_q = p.cu_q[b + 1] - q_start;
+    seq_kv = p.cu_kv[b + 1] - kv_start;
+    if (row0 >= seq_q) return;  // the whole block: before any barrier
+    q_off = (static_cast<std::int64_t>(q_start) * p.heads_q + h) * D;
+    kv_off = (static_cast<std::int64_t>(kv_start) * p.heads_kv + h / p.group) * D;
+  } else {
+    q_off = q_head_offset(p, b, h, D);
+    // The K/V head's offset, computed once: rebuilding it per tile from the block coordinates cost
+    // an integer division by the group size and two S2R reads per load (v7).
+    kv_off = kv_head_offset(p, b, h, D);
+  }
+  const T* q_base = static_cast<const T*>(p.q) + q_off;
 
   // Visible key range of the block: keys [key_lo, key_hi) hold every row's band.
-  const int diag_off = p.seq_kv - p.seq_q;
-  const int row_last = min(p.seq_q, row0 + Br) - 1;
-  int key_lo = 0, key_hi = p.seq_kv;
+  const int diag_off = seq_kv - seq_q;
+  // The band's right edge per row: fill_params' right_add is Sk - Sq + right for a bounded band, and
+  // 0 (never masking: right_mul is 0 too) for an unbounded one.
+  const int right_add = kVarlen && p.right >= 0 ? p.right + diag_off : p.right_add;
+  const int row_last = min(seq_q, row0 + Br) - 1;
+  int key_lo = 0, key_hi = seq_kv;
   if constexpr (kBand) {
     if (p.left >= 0) key_lo = max(0, row0 + diag_off - p.left);
-    key_hi = band_end(p, row_last);
+    key_hi = band_end(p, row_last, seq_q, seq_kv);
   }
   const int n_lo = key_lo / Bc;
   const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : n_lo;
   // Keys fully visible to every row of the block: [full_lo, full_hi).
-  int full_lo = 0, full_hi = p.seq_kv;
+  int full_lo = 0, full_hi = seq_kv;
   if constexpr (kBand) {
     if (p.left >= 0) full_lo = max(0, row_last + diag_off - p.left);
-    full_hi = band_end(p, row0);
+    full_hi = band_end(p, row0, seq_q, seq_kv);
   }
 
   // The loader's per-thread state is rebuilt from an opaque read of %tid at each use instead of
@@ -196,9 +215,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
     return TileLoader<Tr>(t);
   };
-  loader().template load<Br>(a_q, q_base, row0, p.seq_q, p.q_row_stride);
+  loader().template load<Br>(a_q, q_base, row0, seq_q, p.q_row_stride);
   if (n_hi > n_lo)
-    loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n_hi - 1) * Bc, p.seq_kv,
+    loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n_hi - 1) * Bc, seq_kv,
                                p.kv_row_stride);
   cp_async_commit();
 
@@ -243,19 +262,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     // K_n (and Q) landed; every warp finished the last tile's PV (s_v free) and QK (the other K
     // buffer free): issue V_n and K_{n-1} now, each overlapping everything up to its first use.
     __syncthreads();
-    loader().template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, n * Bc, p.seq_kv, p.kv_row_stride);
+    loader().template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, n * Bc, seq_kv, p.kv_row_stride);
     cp_async_commit();
     const bool more = n > n_lo;
     if (Tr::kKBufs == 2 && more) {
       loader().template load<Bc>(a_k + (k_buf ^ kKBufBytes), static_cast<const T*>(p.k) + kv_off,
-                                 (n - 1) * Bc, p.seq_kv, p.kv_row_stride);
+                                 (n - 1) * Bc, seq_kv, p.kv_row_stride);
       cp_async_commit();
     }
     const std::uint32_t k_lane_n = k_lane + k_buf;
 
     const int key0 = n * Bc;
     // Mask only tiles that cross the band's edges or the end of the keys.
-    const bool need_mask = kBand ? (key0 < full_lo || key0 + Bc > full_hi) : (key0 + Bc > p.seq_kv);
+    const bool need_mask = kBand ? (key0 < full_lo || key0 + Bc > full_hi) : (key0 + Bc > seq_kv);
 
     // S = Q K^T over the whole tile (Q's fragments read once per tile), fp32.
     constexpr int kNTT = Bc / 8;  // n8 tiles of S over the tile
@@ -293,14 +312,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
           if constexpr (kBand) {
             const int row = row0 + warp_row0 + mt * 16 + g + 8 * r;
             if (p.left >= 0) first = max(0, row + diag_off - p.left);
-            right_lim = row + p.right_add;
+            right_lim = row + right_add;
           }
 #pragma unroll
           for (int j = 0; j < kNTT; ++j)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const int key = key0 + 8 * j + 2 * t4 + e;
-              if (key < first || key >= p.seq_kv || key * p.right_mul > right_lim)
+              if (key < first || key >= seq_kv || key * p.right_mul > right_lim)
                 s[mt][j][2 * r + e] = kNegInf;
             }
         }
@@ -312,7 +331,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
       cp_async_wait_all();
     __syncthreads();  // V_n landed for every thread's copies (and, one buffer: K_n is free)
     if (Tr::kKBufs == 1 && more) {
-      loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n - 1) * Bc, p.seq_kv,
+      loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n - 1) * Bc, seq_kv,
                                  p.kv_row_stride);
       cp_async_commit();
     }
@@ -399,7 +418,19 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   __syncthreads();
   const int e_b = ctaid_z(), e_h = ctaid_y();
   const int e_row0 = (static_cast<int>(gridDim.x) - 1 - ctaid_x()) * Br;
-  T* o_base = static_cast<T*>(p.o) + q_head_offset(p, e_b, e_h, D);
+  // Re-read like the coordinates, so that nothing of the sequence stays live across the loop.
+  int e_seq_q = p.seq_q;
+  std::int64_t o_off = 0, lse_off = 0;  // [elements] of the head's O rows and LSE row
+  if constexpr (kVarlen) {
+    const int q_start = p.cu_q[e_b];
+    e_seq_q = p.cu_q[e_b + 1] - q_start;
+    o_off = (static_cast<std::int64_t>(q_start) * p.heads_q + e_h) * D;
+    lse_off = static_cast<std::int64_t>(q_start) * p.heads_q + static_cast<std::int64_t>(e_h) * e_seq_q;
+  } else {
+    o_off = q_head_offset(p, e_b, e_h, D);
+    lse_off = (static_cast<std::int64_t>(e_b) * p.heads_q + e_h) * p.seq_q;
+  }
+  T* o_base = static_cast<T*>(p.o) + o_off;
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -416,11 +447,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
             pair;
       }
       const int row = e_row0 + lrow;
-      if (p.lse != nullptr && t4 == 0 && row < p.seq_q) {
+      if (p.lse != nullptr && t4 == 0 && row < e_seq_q) {
         // LSE = ln(sum_j exp(scale * s_ij)) = (max * scale * log2 e + log2 sum) * ln 2.
         const float lse =
             sum > 0.0f ? (row_max[mt][r] * p.scale_log2 + log2f(sum)) * 0.6931471805599453f : kNegInf;
-        p.lse[(static_cast<std::int64_t>(e_b) * p.heads_q + e_h) * p.seq_q + row] = lse;
+        p.lse[lse_off + row] = lse;
       }
     }
   __syncthreads();
@@ -431,7 +462,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     if (kOChunks % Tr::kThreads == 0 || c < kOChunks) {
       const int r = c / Tr::kChunks, ch = c % Tr::kChunks;
       const int row = e_row0 + r;
-      if (row < p.seq_q)
+      if (row < e_seq_q)
         *reinterpret_cast<uint4*>(o_base + static_cast<std::int64_t>(row) * p.q_row_stride + ch * 8) =
             *reinterpret_cast<const uint4*>(s_q + r * Tr::kStride + phys_chunk<Tr>(r, ch) * 8);
     }

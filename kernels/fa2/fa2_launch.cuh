@@ -1,5 +1,5 @@
-// fa2.mma launch template: the one place where the runtime tile choice and mask flag become
-// template constants. Included only by the instantiation files in inst/.
+// fa2.mma launch template: the one place where the runtime tile choice, mask flag and varlen layout
+// become template constants. Included only by the instantiation files in inst/.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -12,10 +12,10 @@
 
 namespace attn::fa2 {
 
-template <typename T, int D, int Br, int Bc, int Warps, int Stages, bool kBand>
+template <typename T, int D, int Br, int Bc, int Warps, int Stages, bool kBand, bool kVarlen = false>
 void launch_fa2(const Fa2Params& p, cudaStream_t stream) {
   using Tr = KernelTraits<D, Br, Bc, Warps, Stages>;
-  const auto kernel = fa2_fwd_kernel<T, Tr, kBand>;
+  const auto kernel = fa2_fwd_kernel<T, Tr, kBand, kVarlen>;
   // Over 48 KiB of dynamic shared memory needs an opt-in, once per kernel.
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes);
@@ -42,7 +42,14 @@ void run_fa2(const Fa2Params& p, const TileConfig& tiles, bool band, void* strea
           constexpr TileConfig c = kTiles[I];
           if (launched || !(tiles == c)) return;
           launched = true;
-          if (band) {
+          if (p.cu_q != nullptr) {
+            // One tile per head dim carries the varlen kernel (compile time: 16 kernels, not 56).
+            if constexpr (c == varlen_tiles(D))
+              launch_fa2<T, D, c.br, c.bc, c.warps, c.stages, true, true>(p, st);
+            else
+              throw KernelError("fa2.mma: tiles " + to_string(c) + " are compiled without varlen; D=" +
+                                std::to_string(D) + " takes it with " + to_string(varlen_tiles(D)));
+          } else if (band) {
             if constexpr (is_tight(D, c))
               throw KernelError("fa2.mma: tiles " + to_string(c) + " are compiled without the band mask");
             else

@@ -14,9 +14,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
@@ -60,7 +62,53 @@ bool is_compiled(int d, const TileConfig& t) {
 }
 
 // Causal, windowed or compressed: the kernel with the band test compiled in runs (fill_params' rule).
-bool has_band(const Problem& p) { return p.causal || p.window.active() || p.compress.active(); }
+// So does a varlen batch, whose per-sequence key ends the band test follows.
+bool has_band(const Problem& p) {
+  return p.causal || p.window.active() || p.compress.active() || p.varlen.active();
+}
+
+// The varlen kernel indexes packed rows through int prefix sums.
+std::string varlen_why_not(const Problem& p, int d, const TileConfig& t) {
+  constexpr std::int64_t kMaxRows = std::numeric_limits<int>::max();
+  if (p.total_q() > kMaxRows || p.total_kv() > kMaxRows)
+    return "varlen: " + std::to_string(p.total_q()) + " query and " + std::to_string(p.total_kv()) +
+           " key rows: fa2.mma's prefix sums are 32-bit, at most 2^31 - 1 rows each";
+  if (!(t == fa2::varlen_tiles(d)))
+    return "knobs br/bc/warps/stages = " + fa2::to_string(t) + ": varlen batches run only tiles " +
+           fa2::to_string(fa2::varlen_tiles(d)) + " at D=" + std::to_string(d);
+  return {};
+}
+
+// A varlen batch's prefix sums on the device, uploaded once at prepare: the kernel's launch
+// arguments, like FlashAttention's cu_seqlens, so timing does not include them.
+class DevicePrefixSums {
+ public:
+  explicit DevicePrefixSums(const Problem& p) {
+    std::vector<int> host(2 * (static_cast<std::size_t>(p.batch) + 1));
+    const std::size_t n = static_cast<std::size_t>(p.batch) + 1;
+    for (std::int64_t b = 0; b <= p.batch; ++b) {
+      host[static_cast<std::size_t>(b)] = static_cast<int>(b < p.batch ? p.q_start(b) : p.total_q());
+      host[n + static_cast<std::size_t>(b)] = static_cast<int>(b < p.batch ? p.kv_start(b) : p.total_kv());
+    }
+    ATTN_CUDA_CHECK(cudaMalloc(&m_data, host.size() * sizeof(int)));
+    const cudaError_t copied =
+        cudaMemcpy(m_data, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice);
+    if (copied != cudaSuccess) {
+      (void)cudaFree(m_data);
+      ATTN_CUDA_CHECK(copied);
+    }
+    m_kv = m_data + n;
+  }
+  ~DevicePrefixSums() { (void)cudaFree(m_data); }
+  DevicePrefixSums(const DevicePrefixSums&) = delete;
+  DevicePrefixSums& operator=(const DevicePrefixSums&) = delete;
+  const int* q() const { return m_data; }
+  const int* kv() const { return m_kv; }
+
+ private:
+  int* m_data = nullptr;
+  int* m_kv = nullptr;
+};
 
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (std::string why =
@@ -81,6 +129,7 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (!is_compiled(d, t))
     return "knobs br/bc/warps/stages = " + fa2::to_string(t) + ": not compiled for D=" + std::to_string(d) +
            "; compiled: " + compiled_list(d);
+  if (p.varlen.active()) return varlen_why_not(p, d, t);
   if (band && fa2::is_tight(d, t))
     return "knobs br/bc/warps/stages = " + fa2::to_string(t) +
            ": compiled without the band mask (S, O and the band's state do not fit 255 registers); " +
@@ -116,7 +165,9 @@ void dispatch_head_dim(int d, const Fa2Params& prm, const TileConfig& t, bool ba
 
 class Fa2MmaKernel final : public PreparedKernel {
  public:
-  Fa2MmaKernel(const Problem& p, const TileConfig& t) : m_problem(p), m_tiles(t) {}
+  Fa2MmaKernel(const Problem& p, const TileConfig& t) : m_problem(p), m_tiles(t) {
+    if (p.varlen.active()) m_prefix_sums = std::make_unique<DevicePrefixSums>(p);
+  }
 
   bool writes_lse() const override { return true; }
 
@@ -126,6 +177,10 @@ class Fa2MmaKernel final : public PreparedKernel {
     check_io_aligned(a, "fa2.mma", "cp.async and 16-byte stores");
     Fa2Params prm;
     fa2::fill_params(prm, pr, a);
+    if (m_prefix_sums) {
+      prm.cu_q = m_prefix_sums->q();
+      prm.cu_kv = m_prefix_sums->kv();
+    }
     const bool band = has_band(pr);
     const int d = static_cast<int>(pr.head_dim);
     if (pr.dtype == DType::fp16)
@@ -139,6 +194,7 @@ class Fa2MmaKernel final : public PreparedKernel {
  private:
   Problem m_problem;
   TileConfig m_tiles;
+  std::unique_ptr<DevicePrefixSums> m_prefix_sums;  // varlen batches only
 };
 
 std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs) {
@@ -162,7 +218,7 @@ KernelSpec make_fa2_mma_spec() {
   s.id = "fa2.mma";
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
-      "softmax, O in registers; causal/window/NSA compressed/GQA; FA2 backward (D 32-128, dQ by fp32 "
+      "softmax, O in registers; causal/window/NSA compressed/GQA/varlen; FA2 backward (D 32-128, dQ by fp32 "
       "atomics)";
   s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;
@@ -176,6 +232,7 @@ KernelSpec make_fa2_mma_spec() {
        "K buffers: 1 = FA2 order, 2 = next K loads during the whole tile (0 = default)"},
   };
   s.compressed_mask = true;
+  s.varlen = true;
   s.why_not = fa2_why_not;
   s.prepare = fa2_prepare;
   return s;

@@ -44,22 +44,38 @@ struct Fa2Params {
   // branch: (d, 1 - l); unbounded: (0, 0), never (rows are >= 0).
   int right_mul = 0;
   int right_add = 0;
+
+  // A varlen batch (Problem::VarLen), device arrays of batch + 1 prefix sums: sequence b's query
+  // rows are [cu_q[b], cu_q[b + 1]), its keys [cu_kv[b], cu_kv[b + 1]), its LSE block [Hq, len] at
+  // Hq x cu_q[b]; seq_q and seq_kv are the longest lengths (the grid). Null: dense.
+  const int* cu_q = nullptr;
+  const int* cu_kv = nullptr;
 };
 
-// Exclusive end of row `row`'s visible keys: the band's right edge (right = -1: unbounded), or the
-// compressed rule. Plain comparisons, no std::, so that device code calls it too.
+// Exclusive end of row `row`'s visible keys in a sequence of seq_q queries and seq_kv keys: the
+// band's right edge (right = -1: unbounded), or the compressed rule. Plain comparisons, no std::, so that
+// device code calls it too.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+    inline int
+    band_end(const Fa2Params& p, int row, int seq_q, int seq_kv) {
+  if (p.cmp_block > 0) {
+    const int u = row + 1 - p.cmp_block;
+    const int n = u < 0 ? 0 : u / p.cmp_stride + 1;
+    return n < seq_kv ? n : seq_kv;
+  }
+  const int end = row + (seq_kv - seq_q) + p.right + 1;
+  return p.right >= 0 && end < seq_kv ? end : seq_kv;
+}
+
+// The same for a dense launch, whose lengths are the parameters'.
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
     inline int
     band_end(const Fa2Params& p, int row) {
-  if (p.cmp_block > 0) {
-    const int u = row + 1 - p.cmp_block;
-    const int n = u < 0 ? 0 : u / p.cmp_stride + 1;
-    return n < p.seq_kv ? n : p.seq_kv;
-  }
-  const int end = row + (p.seq_kv - p.seq_q) + p.right + 1;
-  return p.right >= 0 && end < p.seq_kv ? end : p.seq_kv;
+  return band_end(p, row, p.seq_q, p.seq_kv);
 }
 
 // The launch-shape limits both families share (B on grid.z, Hq on grid.y, rows and keys indexed in

@@ -150,6 +150,10 @@ constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool band, [[maybe_un
   return {t, "D 160-224: 128x64, 8 warps x 16 rows (O is D/2 registers a thread), 2 K buffers"};
 }
 
+// The one tile per head dim compiled for varlen batches: the band default (varlen launches run the
+// band kernel, whose tests follow each sequence's lengths), never a tight tile.
+constexpr TileConfig varlen_tiles(int d) { return default_tiles(d, DType::fp16, true, 0, 1 << 30).tiles; }
+
 inline std::string to_string(const TileConfig& t) {
   std::string s = std::to_string(t.br);
   s += 'x';

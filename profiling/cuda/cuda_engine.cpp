@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "kernels/api/bucketing.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/case_timer.hpp"
@@ -128,7 +129,7 @@ class CudaEngine final : public CaseEngine {
     prepare.emplace(ph.prepare_s);
     std::size_t free_before = 0, free_after = 0, total = 0;
     ATTN_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
-    std::unique_ptr<PreparedKernel> kernel = spec.prepare(p, c.knobs);
+    std::unique_ptr<PreparedKernel> kernel = prepare_kernel(spec, p, c.knobs);
     writes_lse = kernel->writes_lse();
     const bool backward = has_backward(p.pass);
     if (backward && !writes_lse)
@@ -140,6 +141,7 @@ class CudaEngine final : public CaseEngine {
     if (backward) backward_args = make_backward_args(args, m_problems.d_o().get(), m_case);
     // What the timer and the profiling pass launch: the case's pass.
     PassKernel pass_kernel(*kernel, p.pass, backward_args);
+    kernel->copy_in(args);  // ordered on the stream before every run below
     prepare.reset();
 
     std::vector<float> lse;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "kernels/api/bucketing.hpp"
 #include "kernels/cpu/cpu_reference.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/check.hpp"
@@ -83,7 +84,7 @@ class CpuEngine final : public CaseEngine {
     const bool backward = has_backward(p.pass);
     if (backward)
       if (auto why = backward_why_not(*spec, p, c.knobs); !why.empty()) throw Unsupported(why);
-    auto kernel = spec->prepare(p, c.knobs);
+    auto kernel = prepare_kernel(*spec, p, c.knobs);
     writes_lse = kernel->writes_lse();
     if (backward && !writes_lse)
       throw KernelError(c.kernel + " declares a backward pass but its forward writes no LSE");
@@ -110,6 +111,7 @@ class CpuEngine final : public CaseEngine {
     args.scale = static_cast<float>(p.default_scale());
     args.workspace = workspace.data();
     args.workspace_bytes = workspace.size();
+    kernel->copy_in(args);
     BackwardArgs bargs;
     if (backward) {
       bargs = {.q = args.q,

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "kernels/api/bucketing.hpp"
 #include "profiling/engine/devices.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/plugin_records.hpp"
@@ -63,6 +64,8 @@ CaseResult case_record(const Case& c, Status status, std::string reason) {
   if (std::string label = variant_label(c.kernel, c.knobs); label != c.kernel) r.variant = std::move(label);
   r.kernel_origin = kernel_origin(c.kernel);
   r.problem = c.problem;
+  if (const int bucket = knob_value(c.knobs, kBucketKnob); bucket > 0 && c.problem.varlen.active())
+    r.padding_waste = padding_cost(c.problem, bucket).waste();
   r.status = status;
   r.reason = std::move(reason);
   r.nvtx_range = nvtx_range_name(c);

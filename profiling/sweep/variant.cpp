@@ -117,6 +117,14 @@ std::optional<ResolvedVariant> try_resolve_kernel_variant(std::string_view text,
   }
   for (const KnobSpec& s : r.spec->knobs) r.knobs[s.name] = s.default_value;
   for (const auto& [name, value] : v->knobs) {
+    if (name == kBucketKnob) {  // the execution knob every kernel takes (kernels/api/bucketing.hpp)
+      if (value < 0 || value > kMaxBucket)
+        return fail(problem, "knob " + quoted(name) + " of " + v->kernel + " = " + std::to_string(value),
+                    "bucket = 0 (the kernel's own varlen path) or 1 to " + std::to_string(kMaxBucket) +
+                        " (dense batches padded to multiples of that many rows, one launch each)");
+      if (value != 0) r.knobs[name] = value;
+      continue;
+    }
     const auto it = std::find_if(r.spec->knobs.begin(), r.spec->knobs.end(),
                                  [&](const KnobSpec& s) { return s.name == name; });
     if (it == r.spec->knobs.end())

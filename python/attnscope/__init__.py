@@ -56,7 +56,14 @@ def _flag_value(name, value):
 
 
 def _kernel_entry(kernel):
-    """(the --kernels id, the --python-kernel value or None) of a kernel id or callable."""
+    """(the --kernels id, the --python-kernel value or None) of a kernel id or callable, or of a
+    variant: a (kernel, {knob: value}) pair, e.g. (my_attn, {"bucket": 128}) for ID@bucket=128."""
+    if isinstance(kernel, tuple):
+        if len(kernel) != 2 or not isinstance(kernel[1], dict):
+            raise TypeError(f"kernels: {kernel!r}: a variant is (kernel, {{knob: value}})")
+        kernel_id, spec = _kernel_entry(kernel[0])
+        knobs = "+".join(f"{k}={v}" for k, v in sorted(kernel[1].items()))
+        return (kernel_id + "@" + knobs if knobs else kernel_id), spec
     if isinstance(kernel, str):
         return kernel, None
     if not callable(kernel):

@@ -42,7 +42,7 @@ class KernelDef:
     """One registry entry made from Python."""
 
     def __init__(self, id, description, fn=None, why_not=None, prepare=None, backward=None,
-                 backward_why_not=None, writes_lse=False, compressed_mask=False):
+                 backward_why_not=None, writes_lse=False, compressed_mask=False, varlen=False):
         self.id = id
         self.description = description
         self._fn = fn
@@ -54,6 +54,9 @@ class KernelDef:
         # Takes NSA's compressed-branch mask (a ``compress=(l, d)`` keyword); a kernel that does not
         # say so is never given such a problem.
         self.compressed_mask = bool(compressed_mask)
+        # Takes varlen batches: packed [total, H, D] tensors and the keywords cu_seqlens_q, cu_seqlens_k
+        # (int32 prefix sums, batch + 1 each), max_seqlen_q and max_seqlen_k, FlashAttention's names.
+        self.varlen = bool(varlen)
         if backward is not None and not self.writes_lse:
             raise TypeError(f"{id}: attnscope_backward is set but attnscope_writes_lse is not: the backward "
                             "reads the forward's LSE")
@@ -131,7 +134,8 @@ def user_kernel(path, function, kernel_id):
                      prepare=getattr(obj, "attnscope_prepare", None), backward=backward,
                      backward_why_not=getattr(obj, "attnscope_backward_why_not", None),
                      writes_lse=getattr(obj, "attnscope_writes_lse", False),
-                     compressed_mask=getattr(obj, "attnscope_compressed_mask", False))
+                     compressed_mask=getattr(obj, "attnscope_compressed_mask", False),
+                     varlen=getattr(obj, "attnscope_varlen", False))
 
 
 def load_entry(path, function, kernel_id, backend):
@@ -155,11 +159,35 @@ def _tensors(views, problem, stream):
     return [x if x is None or isinstance(x, np.ndarray) else np.from_dlpack(x) for x in views]
 
 
+def prefix_sums(lengths):
+    out = [0]
+    for n in lengths:
+        out.append(out[-1] + n)
+    return out
+
+
+def varlen_keywords(problem):
+    """FlashAttention's varlen arguments of a varlen problem: cu_seqlens_q and cu_seqlens_k (int32
+    prefix sums on the problem's device, or NumPy arrays on the cpu backend), max_seqlen_q and
+    max_seqlen_k."""
+    lengths = problem["varlen"]
+    cu_q, cu_k = prefix_sums(lengths["q"]), prefix_sums(lengths["kv"])
+    if problem["backend"] == "cuda":
+        import torch
+        cu_q, cu_k = (torch.tensor(x, dtype=torch.int32, device="cuda") for x in (cu_q, cu_k))
+    else:
+        import numpy as np
+        cu_q, cu_k = (np.asarray(x, dtype=np.int32) for x in (cu_q, cu_k))
+    return dict(cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=problem["seq_q"], max_seqlen_k=problem["seq_kv"])
+
+
 def _mask_keywords(problem):
     window = problem["window"]
     kw = dict(causal=problem["causal"], window=None if window is None else tuple(window), scale=problem["scale"])
     if problem.get("compress") is not None:  # only kernels with attnscope_compressed_mask get such problems
         kw["compress"] = tuple(problem["compress"])
+    if problem.get("varlen") is not None:  # only kernels with attnscope_varlen get such problems
+        kw.update(varlen_keywords(problem))
     return kw
 
 
@@ -183,7 +211,7 @@ def copy_out(call, result):
     o = call.keywords["out"]
     if result is None or result is o:
         return
-    expected = "[B, Sq, Hq, Dv] = " + str(tuple(o.shape))
+    expected = ("[total_q, Hq, Dv] = " if o.ndim == 3 else "[B, Sq, Hq, Dv] = ") + str(tuple(o.shape))
     if type(o).__module__.startswith("torch"):
         import torch
         if not isinstance(result, torch.Tensor):

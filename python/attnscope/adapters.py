@@ -1,10 +1,11 @@
 """Built-in Python adapters: PyTorch's SDPA backends (torch.flash, torch.efficient, torch.cudnn,
 torch.math, each forced with sdpa_kernel), FlexAttention (torch.flex: compiled once per process,
 its block mask built per problem shape in prepare, so compilation is the case's `prepare` phase,
-never its kernel time) and triton.fa2, this project's Triton FlashAttention-2 forward. Each takes
-contiguous BHSD copies of attnscope's BSHD inputs, made once per case outside the timed region
-(their native layout, as PyTorch users call them), and returns a new tensor; the engine copies it
-into O for the check only."""
+never its kernel time), torch.varlen (varlen_attn on packed rows) and triton.fa2, this project's
+Triton FlashAttention-2 forward. Each SDPA and Flex adapter takes contiguous BHSD copies of
+attnscope's BSHD inputs, made once per case outside the timed region (their native layout, as
+PyTorch users call them); torch.varlen reads the rows as they are. Each returns a new tensor; the
+engine copies it into O for the check only."""
 import math
 import warnings
 
@@ -17,8 +18,9 @@ SDPA_BACKENDS = {
     "torch.math": ("MATH", "PyTorch SDPA, math backend (unfused, forced)"),
 }
 FLEX = "torch.flex"
+VARLEN = "torch.varlen"
 TRITON = "triton.fa2"
-ADAPTERS = list(SDPA_BACKENDS) + [FLEX, TRITON]
+ADAPTERS = list(SDPA_BACKENDS) + [FLEX, VARLEN, TRITON]
 
 
 def _import_torch():
@@ -210,12 +212,88 @@ def _flex():
                      "compressed branch)", why_not=_cuda_only, prepare=prepare, compressed_mask=True)
 
 
+def _varlen():
+    """torch.nn.attention.varlen.varlen_attn: PyTorch's FlashAttention-2 varlen forward on attnscope's
+    packed rows as they are (its native [total, H, D] layout: no copy), prefix sums made in prepare.
+    A dense problem runs as a varlen batch of equal lengths. The signature changed across PyTorch
+    releases (is_causal, then window_size and scale, then enable_gqa): it is read once, and what the
+    installed one cannot say is refused with the reason."""
+    torch = _import_torch()
+    import inspect
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except ImportError as e:
+        raise ImportError(f"torch.nn.attention.varlen not in PyTorch {torch.__version__}: {e}") from None
+    params = inspect.signature(varlen_attn).parameters
+    from ._kernels import prefix_sums
+
+    def why_not(problem):
+        why = _cuda_only(problem)
+        if why:
+            return why
+        if problem["dtype"] not in ("fp16", "bf16"):
+            return f"dtype = {problem['dtype']}: varlen_attn (FlashAttention-2) takes fp16 and bf16"
+        if problem.get("compress") is not None:
+            return "compress: varlen_attn has no NSA compressed-branch mask"
+        if problem["window"] is not None and "window_size" not in params:
+            return f"window: varlen_attn of PyTorch {torch.__version__} has no window_size"
+        if problem["heads_q"] != problem["heads_kv"] and "enable_gqa" not in params:
+            return (f"heads_kv = {problem['heads_kv']} < heads_q = {problem['heads_q']}: varlen_attn of PyTorch "
+                    f"{torch.__version__} has no enable_gqa")
+        return ""
+
+    def prepare(problem):
+        lengths = problem["varlen"] or {"q": [problem["seq_q"]] * problem["batch"],
+                                        "kv": [problem["seq_kv"]] * problem["batch"]}
+        cu_q, cu_k = (torch.tensor(prefix_sums(lengths[x]), dtype=torch.int32, device="cuda") for x in ("q", "kv"))
+        max_q, max_k = max(lengths["q"]), max(lengths["kv"])
+        kw = {}
+        left, right = problem["window"] if problem["window"] is not None else (-1, -1)
+        if problem["causal"]:
+            right = 0 if right < 0 else min(right, 0)
+        if "window_size" in params:
+            kw["window_size"] = (left, right)
+        else:
+            kw["is_causal"] = right == 0
+        if "scale" in params:
+            kw["scale"] = problem["scale"]
+        elif abs(problem["scale"] - problem["head_dim"] ** -0.5) > 1e-12:
+            raise Unsupported("scale: varlen_attn of this PyTorch takes the default scale only")
+        if "enable_gqa" in params and problem["heads_q"] != problem["heads_kv"]:
+            kw["enable_gqa"] = True
+
+        def call(q, k, v, **_):
+            shape = q.shape[:-1] + (v.shape[-1],)
+            packed = [x.reshape(-1, x.shape[-2], x.shape[-1]) for x in (q, k, v)]
+            return varlen_attn(*packed, cu_q, cu_k, max_q, max_k, **kw).reshape(shape)
+
+        checked = []
+
+        def first_call(q, k, v, **kwargs):
+            if checked:
+                return call(q, k, v)
+            try:
+                o = call(q, k, v)
+            except RuntimeError as e:
+                raise Unsupported(f"PyTorch refuses {VARLEN}: {str(e).splitlines()[0]}") from None
+            checked.append(True)
+            return o
+
+        return first_call
+
+    return KernelDef(VARLEN, "PyTorch varlen_attn (FlashAttention-2 varlen forward on packed rows; causal, "
+                     "windows where the installed PyTorch has window_size)", why_not=why_not, prepare=prepare,
+                     varlen=True)
+
+
 def load(kernel_id, backend):
     """The Loaded entry of adapter ``kernel_id``; ImportError when its library is missing."""
     if kernel_id in SDPA_BACKENDS:
         kernel = _sdpa(kernel_id)
     elif kernel_id == FLEX:
         kernel = _flex()
+    elif kernel_id == VARLEN:
+        kernel = _varlen()
     elif kernel_id == TRITON:
         from . import triton_fa2
         kernel = triton_fa2.kernel_def()

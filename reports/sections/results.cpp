@@ -19,6 +19,12 @@ std::string results_section(const ReportContext& ctx) {
   out +=
       "Median and standard deviation of the per-launch time; TFLOPS = flops / median with flops = 2 x B x Hq "
       "x (D + Dv) x visible (query, key) pairs; queries/s = B x Hq x Sq / median.";
+  if (std::any_of(set.cases.begin(), set.cases.end(),
+                  [](const CaseResult& c) { return c.padding_waste.has_value(); }))
+    out +=
+        " Padding waste (dense-bucketed cases, `@bucket=N`): the share of the launched (query, key) pairs "
+        "that pad "
+        "sequences to their bucket; TFLOPS count the real pairs only.";
   out += baseline.empty()
              ? " No baseline: pass --baseline KERNEL for speedups.\n\n"
              : fmt::format(" Speedup = the `{}` median on the same problem / this median.\n\n", baseline);
@@ -46,6 +52,10 @@ std::string results_section(const ReportContext& ctx) {
              {f_unit.unit, Align::right},
              {"queries/s", Align::right}});
     if (!baseline.empty()) t.add_column("speedup vs " + baseline, Align::right);
+    // Dense-bucketed cases (knob `bucket`): how much of their launched work was padding.
+    const bool bucketed = std::any_of(rows.begin(), rows.end(),
+                                      [](const CaseResult* c) { return c->padding_waste.has_value(); });
+    if (bucketed) t.add_column("padding waste", Align::right);
     t.add_column("correctness");
     for (const CaseResult* c : rows) {
       std::vector<std::string> row{variant_label(*c),
@@ -58,6 +68,9 @@ std::string results_section(const ReportContext& ctx) {
         const auto s = speedup_over(set.cases, baseline, *c);
         row.push_back(s ? fmt::format("{:.2f}x", *s) : std::string("-"));
       }
+      if (bucketed)
+        row.push_back(c->padding_waste ? fmt::format("{:.1f}%", 100.0 * *c->padding_waste)
+                                       : std::string("-"));
       row.push_back(c->correctness ? fmt::format("{:.1e} {}", c->correctness->rel_l2,
                                                  c->correctness->pass ? "pass" : "**FAIL**")
                                    : std::string("-"));

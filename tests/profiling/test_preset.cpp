@@ -256,7 +256,7 @@ TEST(Preset, ShippedPresetsAreTheDocumentedSet) {
   EXPECT_EQ(list_presets(kPresets),
             (std::vector<std::string>{"bert-base", "bert-large", "cpu-quick", "fa2-guide", "fa2-tokens16k",
                                       "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa", "nsa-sliding",
-                                      "quick", "training"}));
+                                      "nsa-varlen", "quick", "training"}));
 }
 
 // Every shipped preset loads and plans. GPU presets plan as written in a CUDA build; in a
@@ -308,6 +308,14 @@ TEST(Preset, ShippedPresetShapes) {
   const auto nsa = cases_of("nsa");
   ASSERT_EQ(nsa.size(), 15u);  // 3 seq x 4 windows, 3 seq compressed
   EXPECT_EQ(nsa.back().problem.full_label(), "B=4 Hq=16 Sq=1024 Sk=63 D=64 fp16 cmp32,16");
+  const auto varlen = cases_of("nsa-varlen");
+  ASSERT_EQ(varlen.size(), 15u);  // 3 seq x (causal + 4 windows)
+  for (const Case& c : varlen) {
+    EXPECT_EQ(c.problem.varlen.q.size(), 16u);
+    EXPECT_TRUE(c.problem.causal);
+    for (const std::int64_t n : c.problem.varlen.q) EXPECT_TRUE(n >= 16 && n <= 1024) << n;
+  }
+  EXPECT_EQ(varlen.back().problem.window.left, 256);
   EXPECT_EQ(cases_of("gpt3").front().problem.full_label(), "B=2 Hq=96 Sq=2048 D=128 fp16 causal");
   const auto tokens = cases_of("fa2-tokens16k");
   for (const Case& c : tokens) {

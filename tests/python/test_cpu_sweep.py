@@ -124,6 +124,25 @@ def test_a_varlen_sweep_runs_the_cpu_kernels_and_refuses_the_rest(tmp_path):
         assert r["reason"].startswith("numpy_attn.attention does not take variable-length batches")
 
 
+def test_varlen_reaches_callables_that_declare_it_and_buckets_reach_the_rest(tmp_path):
+    rows = attnscope.run(kernels=["cpu.reference", attnscope_kernel("attention_varlen"),
+                                  (attnscope_kernel("attention"), {"bucket": 32})], out=tmp_path / "run",
+                         batch=5, heads=2, heads_kv=[1], seq=[96], head_dim=32, causal=[1], window=[None, (16, 0)],
+                         varlen=["uniform@3"], backend="cpu")
+    kernels = by_kernel(rows)
+    native = kernels["numpy_attn.attention_varlen"]
+    bucketed = kernels["numpy_attn.attention"]
+    assert len(native) == 2 and len(bucketed) == 2
+    for r in native + bucketed:
+        assert r["status"] == "ok", r.get("reason")
+        assert r["correctness.pass"] is True
+        assert r["correctness.rel_l2"] < 1e-6
+    for r in bucketed:
+        assert r["variant"] == "numpy_attn.attention@bucket=32"
+        assert 0 < r["padding_waste"] < 1
+    assert all("padding_waste" not in r for r in native)
+
+
 def test_bad_entries_are_refused_before_any_case(tmp_path, attnscope_bin):
     missing = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", f"{KERNELS}:no_such_function",
                   "--out", str(tmp_path / "a"))
@@ -149,12 +168,17 @@ def test_an_adapter_whose_library_is_missing_says_so(tmp_path, attnscope_bin):
 
 
 def test_kernels_lists_python_kernels_and_adapters(attnscope_bin):
-    result = cli(attnscope_bin, "kernels", "--json", "--python-kernel", f"{KERNELS}:attention=mine.exact")
+    result = cli(attnscope_bin, "kernels", "--json", "--python-kernel", f"{KERNELS}:attention=mine.exact",
+                 "--python-kernel", f"{KERNELS}:attention_varlen=mine.varlen")
     assert result.returncode == 0, result.stderr
     listed = {k["id"]: k for k in json.loads(result.stdout)}
     assert listed["mine.exact"]["plugin"]["kind"] == "python"
+    # What a worker says a kernel takes reaches the planner's process (attnscope_varlen here).
+    assert listed["mine.exact"]["supports"]["varlen"] is False
+    assert listed["mine.varlen"]["supports"]["varlen"] is True
     assert listed["mine.exact"]["description"] == "Exact attention in NumPy (float64 inside), written into out"
-    for adapter in ("torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "torch.flex", "triton.fa2"):
+    for adapter in ("torch.flash", "torch.efficient", "torch.cudnn", "torch.math", "torch.flex", "torch.varlen",
+                    "triton.fa2"):
         assert adapter in listed
         entry = listed[adapter]
         if not entry.get("available", True):

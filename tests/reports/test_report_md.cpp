@@ -105,6 +105,22 @@ TEST(ReportMd, BaselineOverride) {
       << md;
 }
 
+// A bucketed variant's padding waste gets a column (and its definition) only where such a case is
+// in the report, so reports without one keep their columns.
+TEST(ReportMd, PaddingWasteColumnOnlyWithBucketedCases) {
+  ResultSet set = sample_set();
+  EXPECT_EQ(markdown_report(set, sample_options()).find("padding waste"), std::string::npos);
+  CaseResult bucketed = gpu_case("cudnn.sdpa", set.cases[0].problem, 0.6);
+  bucketed.knobs = {{"bucket", 128}};
+  bucketed.variant = "cudnn.sdpa@bucket=128";
+  bucketed.padding_waste = 0.0912;
+  set.cases.push_back(bucketed);
+  const std::string md = markdown_report(set, sample_options());
+  EXPECT_NE(md.find("| padding waste |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 9.1% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Padding waste (dense-bucketed cases, `@bucket=N`)"), std::string::npos);
+}
+
 TEST(ReportMd, EnvironmentNamesTheOsWhenRecorded) {
   ResultSet set = sample_set();
   EXPECT_EQ(markdown_report(set, sample_options()).find("| OS |"), std::string::npos);  // older runs: no row

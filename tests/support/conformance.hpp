@@ -89,6 +89,7 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
     // Variable-length batches: lengths 1..257 mixed, GQA, causal and windowed.
     add("varlen_gqa42_causal", varlen_problem(4, 2, {1, 257, 17, 130, 64, 2}, 64, t, true));
     add("varlen_win16_0", varlen_problem(4, 4, {200, 1, 33}, 64, t, false, {16, 0}));
+    add("varlen_full_mqa41", varlen_problem(4, 1, {300, 1, 77, 128}, 64, t, false));
   }
   return out;
 }

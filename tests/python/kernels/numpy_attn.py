@@ -60,6 +60,19 @@ def attention_compressed(q, k, v, *, causal, window, scale, out=None, compress=N
 attention_compressed.attnscope_compressed_mask = True
 
 
+def attention_varlen(q, k, v, *, causal, window, scale, out=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                     max_seqlen_q=None, max_seqlen_k=None):
+    """Exact attention over a packed varlen batch, one sequence at a time"""
+    assert q.ndim == 3 and out.shape == q.shape[:2] + (v.shape[2],)
+    assert max_seqlen_q == max(np.diff(cu_seqlens_q)) and max_seqlen_k == max(np.diff(cu_seqlens_k))
+    for b in range(len(cu_seqlens_q) - 1):
+        qs, qe, ks, ke = cu_seqlens_q[b], cu_seqlens_q[b + 1], cu_seqlens_k[b], cu_seqlens_k[b + 1]
+        out[qs:qe] = _forward(q[None, qs:qe], k[None, ks:ke], v[None, ks:ke], causal, window, scale)[0][0]
+
+
+attention_varlen.attnscope_varlen = True
+
+
 def attention_returning(q, k, v, *, causal, window, scale, out=None):
     return _reference(q, k, v, causal, window, scale).astype(np.float32)
 
