@@ -35,10 +35,14 @@ struct BwdParams {
   const float* lse;
   void *dq, *dk, *dv;
   float* dq_acc;    // [B, Sq, Hq, D] fp32
-  float* row_sums;  // [B, Hq, Sq]
+  float* row_sums;  // [B, Hq, Sq]; a varlen batch: [total_q, Hq]
   DeviceMask mask;
-  int batch, heads_q, heads_kv, group, seq_q, seq_kv;
+  int batch, heads_q, heads_kv, group, seq_q, seq_kv;  // varlen: seq_q and seq_kv the longest
   float scale;
+  // A varlen batch's prefix sums (Fa2Params::cu_q, cu_kv); null for a dense one.
+  const int* cu_q;
+  const int* cu_kv;
+  std::int64_t total_q;  // query rows over the batch
 };
 
 template <int D>
@@ -87,14 +91,19 @@ __device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t l
   }
 }
 
-// dsum[b, h, i] = sum_d dO * O, and the dQ accumulator zeroed; one warp per query row.
+// dsum[b, h, i] = sum_d dO * O, and the dQ accumulator zeroed; one warp per query row. A varlen
+// batch's row sums are token-major, [total_q, Hq], the layout of its rows (no search for the
+// sequence of a row).
 template <typename T, int D>
 __global__ void row_sums_kernel(BwdParams p) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  if (row >= static_cast<std::int64_t>(p.batch) * p.heads_q * p.seq_q) return;
-  const std::int64_t bh = row / p.seq_q, i = row % p.seq_q, b = bh / p.heads_q, h = bh % p.heads_q;
-  const std::int64_t at = ((b * p.seq_q + i) * p.heads_q + h) * D;
+  if (row >= p.total_q * p.heads_q) return;
+  std::int64_t at = row * D;
+  if (p.cu_q == nullptr) {
+    const std::int64_t bh = row / p.seq_q, i = row % p.seq_q, b = bh / p.heads_q, h = bh % p.heads_q;
+    at = ((b * p.seq_q + i) * p.heads_q + h) * D;
+  }
   const T* o = static_cast<const T*>(p.o) + at;
   const T* d_o = static_cast<const T*>(p.d_o) + at;
   float s = 0.0f;
@@ -113,7 +122,10 @@ __global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
     static_cast<T*>(p.dq)[i] = from_float<T>(p.dq_acc[i]);
 }
 
-template <typename T, int D>
+// kVarlen: blockIdx.z is a sequence of a packed varlen batch (its own lengths, rows at the prefix
+// sums, LSE blocks [Hq, len] at Hq x its first row); a key block past its keys returns at once. A
+// dense launch compiles none of it.
+template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int kLd = row_elems<D>(), kDsLd = kBlock + 8;
@@ -130,16 +142,28 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const std::int64_t q_ld = static_cast<std::int64_t>(p.heads_q) * D,
                      kv_ld = static_cast<std::int64_t>(p.heads_kv) * D;
-  const T* k_base =
-      static_cast<const T*>(p.k) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
-  const T* v_base =
-      static_cast<const T*>(p.v) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
-  load_tile<D>(k_s, k_base, kv_ld, j0, p.seq_kv);
-  load_tile<D>(v_s, v_base, kv_ld, j0, p.seq_kv);
+  // The sequence's lengths, first rows and mask: the parameters' for a dense launch.
+  int seq_q = p.seq_q, seq_kv = p.seq_kv;
+  std::int64_t q_row0 = static_cast<std::int64_t>(b) * p.seq_q,
+               kv_row0 = static_cast<std::int64_t>(b) * p.seq_kv;
+  DeviceMask mask = p.mask;
+  if constexpr (kVarlen) {
+    q_row0 = p.cu_q[b];
+    kv_row0 = p.cu_kv[b];
+    seq_q = p.cu_q[b + 1] - static_cast<int>(q_row0);
+    seq_kv = p.cu_kv[b + 1] - static_cast<int>(kv_row0);
+    if (j0 >= seq_kv) return;  // the whole block: before any barrier
+    mask.seq_q = seq_q;
+    mask.seq_kv = seq_kv;
+  }
+  const T* k_base = static_cast<const T*>(p.k) + (kv_row0 * p.heads_kv + hk) * D;
+  const T* v_base = static_cast<const T*>(p.v) + (kv_row0 * p.heads_kv + hk) * D;
+  load_tile<D>(k_s, k_base, kv_ld, j0, seq_kv);
+  load_tile<D>(v_s, v_base, kv_ld, j0, seq_kv);
   ptx::cp_async_commit();
 
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
-  const int j_last = min(j0 + kBlock, p.seq_kv) - 1;  // the block's last real key
+  const int j_last = min(j0 + kBlock, seq_kv) - 1;  // the block's last real key
   // ldmatrix lane addresses (see the m16n8k16 fragment layouts): A row-major, B stored [n][k]
   // (non-transposed load), B stored [k][n] and A stored [k][m] (transposed loads).
   const int a_row = lane % 16, a_col = (lane / 16) * 8;
@@ -153,18 +177,18 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   auto advance = [&](int& h, int& i0) {
     for (;;) {
       i0 += kBlock;
-      if (i0 >= p.seq_q) {
+      if (i0 >= seq_q) {
         i0 = 0;
         if (++h >= (hk + 1) * p.group) return false;
       }
-      const int i_last = min(i0 + kBlock, p.seq_q) - 1;
-      if (p.mask.last(i_last) > j0 && p.mask.first(i0) <= j_last) return true;
+      const int i_last = min(i0 + kBlock, seq_q) - 1;
+      if (mask.last(i_last) > j0 && mask.first(i0) <= j_last) return true;
     }
   };
   auto issue = [&](int h, int i0, int buf) {
-    const std::int64_t head = (static_cast<std::int64_t>(b) * p.seq_q * p.heads_q + h) * D;
-    load_tile<D>(q_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.q) + head, q_ld, i0, p.seq_q);
-    load_tile<D>(do_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0, p.seq_q);
+    const std::int64_t head = (q_row0 * p.heads_q + h) * D;
+    load_tile<D>(q_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.q) + head, q_ld, i0, seq_q);
+    load_tile<D>(do_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0, seq_q);
   };
   int h = hk * p.group, i0 = -kBlock;
   bool have = advance(h, i0);
@@ -181,13 +205,17 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
     T* do_s = do_buf0 + cur * kBlock * kLd;
     float* lse_s = lse_buf0 + cur * kBlock;
     float* dsum_s = dsum_buf0 + cur * kBlock;
-    const int i_last = min(i0 + kBlock, p.seq_q) - 1;
+    const int i_last = min(i0 + kBlock, seq_q) - 1;
     {
-      const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q;
+      // LSE [B, Hq, Sq] (varlen: the sequence's [Hq, len] block at Hq x its first row); the row sums
+      // as row_sums_kernel wrote them.
+      const std::int64_t lse_base = kVarlen ? q_row0 * p.heads_q + static_cast<std::int64_t>(h) * seq_q
+                                            : (static_cast<std::int64_t>(b) * p.heads_q + h) * seq_q;
       for (int r = threadIdx.x; r < kBlock; r += kThreads) {
-        const bool in = i0 + r < p.seq_q;
-        lse_s[r] = in ? p.lse[row_base + i0 + r] * kLog2e : 0.0f;
-        dsum_s[r] = in ? p.row_sums[row_base + i0 + r] : 0.0f;
+        const bool in = i0 + r < seq_q;
+        const std::int64_t sum_at = kVarlen ? (q_row0 + i0 + r) * p.heads_q + h : lse_base + i0 + r;
+        lse_s[r] = in ? p.lse[lse_base + i0 + r] * kLog2e : 0.0f;
+        dsum_s[r] = in ? p.row_sums[sum_at] : 0.0f;
       }
     }
     ptx::cp_async_wait_group<1>();  // this item's Q and dO (and K, V) landed; the next may be in flight
@@ -199,16 +227,16 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
       warp_gemm_abt<D>(k_s, q_s, a_lane, b_lane, s);
       // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked). A block whose
       // every (query, key) pair is visible skips the per-element test: visibility is monotone in i.
-      const bool full = i0 + kBlock <= p.seq_q && j0 + kBlock <= p.seq_kv && p.mask.first(i_last) <= j0 &&
-                        p.mask.last(i0) > j_last;
+      const bool full =
+          i0 + kBlock <= seq_q && j0 + kBlock <= seq_kv && mask.first(i_last) <= j0 && mask.last(i0) > j_last;
       const float scale_log2 = p.scale * kLog2e;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
-          const bool on = full || (i0 + c < p.seq_q && j0 + warp * 16 + r < p.seq_kv &&
-                                   p.mask.visible(i0 + c, j0 + warp * 16 + r));
+          const bool on = full || (i0 + c < seq_q && j0 + warp * 16 + r < seq_kv &&
+                                   mask.visible(i0 + c, j0 + warp * 16 + r));
           s[nt][e] = on ? ptx::exp2_approx(s[nt][e] * scale_log2 - lse_s[c]) : 0.0f;
         }
         // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
@@ -286,8 +314,8 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int i = qi + g + 8 * half, d = dc * 32 + nt * 8 + 2 * t;
-            if (i >= p.seq_q) continue;
-            float* at = p.dq_acc + ((static_cast<std::int64_t>(b) * p.seq_q + i) * p.heads_q + h) * D + d;
+            if (i >= seq_q) continue;
+            float* at = p.dq_acc + ((q_row0 + i) * p.heads_q + h) * D + d;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
             atomicAdd(reinterpret_cast<float2*>(at), make_float2(acc[nt][2 * half], acc[nt][2 * half + 1]));
 #else
@@ -303,14 +331,14 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   }
 
   // dK and dV of the warp's 16 keys.
-  T* dk_base = static_cast<T*>(p.dk) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
-  T* dv_base = static_cast<T*>(p.dv) + (static_cast<std::int64_t>(b) * p.seq_kv * p.heads_kv + hk) * D;
+  T* dk_base = static_cast<T*>(p.dk) + (kv_row0 * p.heads_kv + hk) * D;
+  T* dv_base = static_cast<T*>(p.dv) + (kv_row0 * p.heads_kv + hk) * D;
 #pragma unroll
   for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int j = j0 + warp * 16 + g + 8 * half;
-      if (j >= p.seq_kv) continue;
+      if (j >= seq_kv) continue;
       const int d = nt * 8 + 2 * t;
       const std::int64_t at = static_cast<std::int64_t>(j) * kv_ld + d;
       dk_base[at] = from_float<T>(dk[nt][2 * half]);
@@ -320,22 +348,32 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
     }
 }
 
-template <typename T, int D>
-void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
-  const std::int64_t rows = static_cast<std::int64_t>(pr.batch) * pr.heads_q * pr.seq_q;
-  row_sums_kernel<T, D><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, stream>>>(prm);
-  ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
+template <typename T, int D, bool kVarlen>
+void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
   constexpr std::size_t kSmem = smem_bytes<D>();
   static const bool attr = [] {
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(key_block_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(key_block_kernel<T, D, kVarlen>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(kSmem)));
     return true;
   }();
   (void)attr;
+  // A varlen batch: seq_kv is the longest sequence's; shorter ones return from their extra blocks.
   const dim3 grid(static_cast<unsigned>((pr.seq_kv + kBlock - 1) / kBlock),
                   static_cast<unsigned>(pr.heads_kv), static_cast<unsigned>(pr.batch));
-  key_block_kernel<T, D><<<grid, kThreads, kSmem, stream>>>(prm);
+  key_block_kernel<T, D, kVarlen><<<grid, kThreads, kSmem, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward key_block_kernel");
+}
+
+template <typename T, int D>
+void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
+  const std::int64_t rows = prm.total_q * pr.heads_q;
+  row_sums_kernel<T, D><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, stream>>>(prm);
+  ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
+  if (prm.cu_q != nullptr)
+    launch_key_blocks<T, D, true>(pr, prm, stream);
+  else
+    launch_key_blocks<T, D, false>(pr, prm, stream);
   const std::int64_t n = pr.q_elems();
   const std::int64_t want = (n + 255) / 256;
   dq_convert_kernel<T, D><<<static_cast<unsigned>(want < 4096 ? want : 4096), 256, 0, stream>>>(prm, n);
@@ -345,9 +383,6 @@ void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
 }  // namespace
 
 std::string backward_why_not(const Problem& p) {
-  if (p.varlen.active())
-    return "varlen (" + std::to_string(p.batch) +
-           " sequences): fa2.mma's backward takes dense batches only (its forward takes varlen)";
   if (p.head_dim != 32 && p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128)
     return "head_dim = " + std::to_string(p.head_dim) +
            ": fa2.mma's backward is compiled for 32, 64, 96 and 128 (from 160 on, a warp's dK and dV rows in "
@@ -360,9 +395,11 @@ std::size_t backward_workspace_bytes(const Problem& p) {
   return (acc + 255) / 256 * 256 + static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
 }
 
-void run_backward(const Problem& pr, const BackwardArgs& a) {
+void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, const int* cu_kv) {
   if (a.workspace_bytes < backward_workspace_bytes(pr))
     throw KernelError("fa2.mma backward: workspace too small");
+  if (pr.varlen.active() != (cu_q != nullptr && cu_kv != nullptr))
+    throw KernelError("fa2.mma backward: a varlen batch needs its prefix sums, a dense one none");
   for (const void* ptr : {a.q, a.k, a.v, a.d_o})
     if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
       throw KernelError("fa2.mma backward: Q, K, V and dO must be non-null and 16-byte aligned (cp.async)");
@@ -378,6 +415,9 @@ void run_backward(const Problem& pr, const BackwardArgs& a) {
   prm.heads_kv = static_cast<int>(pr.heads_kv), prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
   prm.seq_q = static_cast<int>(pr.seq_q), prm.seq_kv = static_cast<int>(pr.seq_kv);
   prm.scale = a.scale;
+  prm.cu_q = cu_q;
+  prm.cu_kv = cu_kv;
+  prm.total_q = pr.total_q();
   auto stream = static_cast<cudaStream_t>(a.stream);
   const bool half = pr.dtype == DType::fp16;
   switch (pr.head_dim) {

@@ -1,4 +1,4 @@
-// fa2.mma's backward (fa2_backward.cu): FlashAttention-2's backward on mma.sync, D 64 and 128.
+// fa2.mma's backward (fa2_backward.cu): FlashAttention-2's backward on mma.sync, D 32 to 128.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -10,11 +10,14 @@ namespace attn::fa2 {
 // Empty when the backward takes `p` (which the forward takes); else why not, naming the field.
 std::string backward_why_not(const Problem& p);
 
-// dQ's fp32 accumulator [B, Sq, Hq, D] and the row sums D_i = dO_i . O_i [B, Hq, Sq].
+// dQ's fp32 accumulator [B, Sq, Hq, D] and the row sums D_i = dO_i . O_i [B, Hq, Sq] (a varlen
+// batch: [total_q, Hq, D] and [total_q, Hq]).
 std::size_t backward_workspace_bytes(const Problem& p);
 
 // Enqueues the three launches on a.stream: row sums (and the accumulator zeroed), the key-block
-// kernel, dQ converted to the dtype.
-void run_backward(const Problem& p, const BackwardArgs& a);
+// kernel, dQ converted to the dtype. A varlen batch passes its device prefix sums (batch + 1 each,
+// as the forward's Fa2Params::cu_q and cu_kv); a dense one passes null.
+void run_backward(const Problem& p, const BackwardArgs& a, const int* cu_q = nullptr,
+                  const int* cu_kv = nullptr);
 
 }  // namespace attn::fa2

@@ -189,7 +189,10 @@ class Fa2MmaKernel final : public PreparedKernel {
       dispatch_head_dim<DType::bf16>(d, prm, m_tiles, band, a.stream);
   }
   std::size_t backward_workspace_bytes() const override { return fa2::backward_workspace_bytes(m_problem); }
-  void run_backward(const BackwardArgs& a) override { fa2::run_backward(m_problem, a); }
+  void run_backward(const BackwardArgs& a) override {
+    fa2::run_backward(m_problem, a, m_prefix_sums ? m_prefix_sums->q() : nullptr,
+                      m_prefix_sums ? m_prefix_sums->kv() : nullptr);
+  }
 
  private:
   Problem m_problem;
@@ -218,8 +221,8 @@ KernelSpec make_fa2_mma_spec() {
   s.id = "fa2.mma";
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
-      "softmax, O in registers; causal/window/NSA compressed/GQA/varlen; FA2 backward (D 32-128, dQ by fp32 "
-      "atomics)";
+      "softmax, O in registers; causal/window/NSA compressed/GQA/varlen; FA2 backward (D 32-128, varlen too, "
+      "dQ by fp32 atomics)";
   s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;
   s.knobs = {

@@ -142,6 +142,10 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
     add("d256_s1024_causal", conformance_problem(4, 4, 1024, 1024, 256, t, true), Pass::fwd_bwd);
     add("cmp32_16_gqa42_s1000_d128", compressed_problem(4, 2, 1000, 32, 16, 128, t));
     add("cmp64_32_s2048", compressed_problem(4, 4, 2048, 64, 32, 64, t), Pass::fwd_bwd);
+    // Varlen batches: lengths 1..4097 mixed, each sequence's own diagonal.
+    add("varlen_gqa42_causal_d64", varlen_problem(4, 2, {1, 1000, 17, 130, 4097, 64}, 64, t, true));
+    add("varlen_full_d128", varlen_problem(4, 4, {300, 1, 77, 1024}, 128, t), Pass::fwd_bwd);
+    add("varlen_mqa81_win64_0_d32", varlen_problem(8, 1, {200, 1000, 33}, 32, t, false, {64, 0}));
   }
   return out;
 }
