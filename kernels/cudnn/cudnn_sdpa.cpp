@@ -19,6 +19,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/api/problem.hpp"
+#include "kernels/common/device_int32_array.hpp"
 #include "kernels/cudnn/cudnn_graph.hpp"
 #include "kernels/cudnn/cudnn_sdpa_backward.hpp"
 #include "kernels/cudnn/cudnn_sdpa_rows.hpp"
@@ -53,6 +54,13 @@ enum : std::int64_t {
   kUidNegInfRight,
   kUidLeftBound,
   kUidNegInfLeft,
+  kUidSeqLenQ,
+  kUidSeqLenKv,
+  kUidRaggedQ,
+  kUidRaggedK,
+  kUidRaggedV,
+  kUidRaggedO,
+  kUidNegInfPadding,
   kFirstVirtual = 100,
 };
 
@@ -72,6 +80,18 @@ std::string cudnn_sdpa_why_not(const Problem& p, const Knobs&) {
     return "seq_q/seq_kv beyond int32: the mask's row/column indices are int32 in the cuDNN graph";
   const MaskPlan m = plan_mask(p);
   const bool masked = m.right || m.left;
+  if (p.varlen.active()) {
+    // One band for the whole batch: its diagonal offset (longest Sk - longest Sq) is each sequence's
+    // only when every sequence has as many keys as queries.
+    if (masked && p.varlen.q != p.varlen.kv)
+      return "varlen with mask " + p.mask_label() +
+             " and key lengths other than the query lengths: cudnn.sdpa's band has one diagonal for the "
+             "batch, each sequence's only when q = kv per sequence";
+    const std::int64_t widest = std::max(p.head_dim, p.head_dim_v) * std::max(p.heads_q, p.heads_kv);
+    if (std::max(p.total_q(), p.total_kv()) * widest > std::numeric_limits<std::int32_t>::max())
+      return "varlen: " + std::to_string(p.total_q()) + " query rows x " + std::to_string(widest) +
+             " elements: cudnn.sdpa's ragged offsets are int32";
+  }
   if (masked && m.seq_q > p.seq_kv) {
     std::string r = "mask " + p.mask_label() + " with seq_q = " + std::to_string(p.seq_q) +
                     " > seq_kv = " + std::to_string(p.seq_kv);
@@ -94,10 +114,38 @@ std::string cudnn_sdpa_why_not(const Problem& p, const Knobs&) {
 
 std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
+// A varlen batch on the device (cudnn-frontend's ragged "THD" layout): each sequence's length for the
+// padding mask and GEMM size overrides, each tensor's first element per sequence in place of the batch
+// stride, and the query prefix sums for the LSE scatter.
+struct VarlenTensors {
+  DeviceInt32Array len_q, len_kv, ragged_q, ragged_k, ragged_v, ragged_o, cu_q;
+
+  explicit VarlenTensors(const Problem& p)
+      : len_q(lengths(p.varlen.q)),
+        len_kv(lengths(p.varlen.kv)),
+        ragged_q(starts(p.varlen.q, p.heads_q * p.head_dim)),
+        ragged_k(starts(p.varlen.kv, p.heads_kv * p.head_dim)),
+        ragged_v(starts(p.varlen.kv, p.heads_kv * p.head_dim_v)),
+        ragged_o(starts(p.varlen.q, p.heads_q * p.head_dim_v)),
+        cu_q(starts(p.varlen.q, 1)) {}
+
+  static std::vector<std::int32_t> lengths(const std::vector<std::int64_t>& n) {
+    return {n.begin(), n.end()};
+  }
+  // B + 1 prefix sums of the lengths, in elements of `row` each (why_not keeps them in int32).
+  static std::vector<std::int32_t> starts(const std::vector<std::int64_t>& n, std::int64_t row) {
+    std::vector<std::int32_t> out{0};
+    std::int64_t at = 0;
+    for (const std::int64_t len : n) out.push_back(static_cast<std::int32_t>(at += len * row));
+    return out;
+  }
+};
+
 class CudnnSdpaKernel final : public PreparedKernel {
  public:
   explicit CudnnSdpaKernel(const Problem& p)
       : m_p(p), m_mask(plan_mask(p)), m_elem(static_cast<std::int64_t>(dtype_bytes(p.dtype))) {
+    if (p.varlen.active()) m_varlen = std::make_unique<VarlenTensors>(p);
     m_handle = cudnn::thread_handle();
     build_graph();
     m_graph.build_plan(m_handle->get(), "cudnn.sdpa");
@@ -119,14 +167,14 @@ class CudnnSdpaKernel final : public PreparedKernel {
     cudnn::check(cudnnSetStream(m_handle->get(), stream), "cudnnSetStream");
 
     char* ws = static_cast<char*>(a.workspace);
-    const bool direct_lse = a.lse != nullptr && m_mask.skipped == 0;
+    const bool direct_lse = a.lse != nullptr && m_mask.skipped == 0 && !m_varlen;
     float* stats = direct_lse ? a.lse : reinterpret_cast<float*>(ws + m_stats_offset);
     const std::int64_t skipped = m_mask.skipped;
     const auto* q = static_cast<const char*>(a.q) + skipped * m_p.heads_q * m_p.head_dim * m_elem;
     auto* o = static_cast<char*>(a.o) + skipped * m_p.heads_q * m_p.head_dim_v * m_elem;
     float scale = a.scale;
 
-    cudnn::VariantPack<12> add;
+    cudnn::VariantPack<20> add;
     add(kUidQ, q);
     add(kUidK, a.k);
     add(kUidV, a.v);
@@ -134,7 +182,19 @@ class CudnnSdpaKernel final : public PreparedKernel {
     add(kUidStats, stats);
     add(kUidScale, &scale);
     add_mask_scalars(m_mask, m_scalars, add);
+    if (m_varlen) {
+      add(kUidSeqLenQ, m_varlen->len_q.get());
+      add(kUidSeqLenKv, m_varlen->len_kv.get());
+      add(kUidRaggedQ, m_varlen->ragged_q.get());
+      add(kUidRaggedK, m_varlen->ragged_k.get());
+      add(kUidRaggedV, m_varlen->ragged_v.get());
+      add(kUidRaggedO, m_varlen->ragged_o.get());
+      add(kUidNegInfPadding, &m_neg_inf);
+    }
     m_graph.execute(m_handle->get(), add.uids(), add.ptrs(), ws);
+    if (m_varlen && a.lse)
+      cudnn::launch_scatter_varlen_lse(a.lse, stats, m_varlen->cu_q.get(), m_p.batch, m_p.heads_q, m_p.seq_q,
+                                       a.stream);
 
     if (skipped > 0) {
       // O rows [0, skipped) of every batch: pitch is one batch of O [bytes].
@@ -161,14 +221,28 @@ class CudnnSdpaKernel final : public PreparedKernel {
     // the caller's rows. K enters the first matmul transposed: [B, Hkv, D, Sk].
     using Kind = cudnn::GraphBuilder::Kind;
     cudnn::GraphBuilder& g = m_graph;
+    // A varlen batch: the sequences' lengths and ragged offsets (sq and skv are the longest).
+    const Descriptor *len_q = nullptr, *len_kv = nullptr;
+    const Descriptor *rq = nullptr, *rk = nullptr, *rv = nullptr, *ro = nullptr;
+    if (m_varlen) {
+      auto ints = [&](const char* name, std::int64_t n, std::int64_t uid) {
+        return &g.tensor(name, CUDNN_DATA_INT32, {n, 1, 1, 1}, {1, 1, 1, 1}, uid, Kind::real);
+      };
+      len_q = ints("seq_len_q", b, kUidSeqLenQ);
+      len_kv = ints("seq_len_kv", b, kUidSeqLenKv);
+      rq = ints("ragged offsets Q", b + 1, kUidRaggedQ);
+      rk = ints("ragged offsets K", b + 1, kUidRaggedK);
+      rv = ints("ragged offsets V", b + 1, kUidRaggedV);
+      ro = ints("ragged offsets O", b + 1, kUidRaggedO);
+    }
     const Descriptor& q =
-        g.tensor("Q", io, {b, hq, sq, d}, {sq_full * hq * d, d, hq * d, 1}, kUidQ, Kind::real);
+        g.tensor("Q", io, {b, hq, sq, d}, {sq_full * hq * d, d, hq * d, 1}, kUidQ, Kind::real, rq);
     const Descriptor& kt =
-        g.tensor("K^T", io, {b, hkv, d, skv}, {skv * hkv * d, d, 1, hkv * d}, kUidK, Kind::real);
+        g.tensor("K^T", io, {b, hkv, d, skv}, {skv * hkv * d, d, 1, hkv * d}, kUidK, Kind::real, rk);
     const Descriptor& v =
-        g.tensor("V", io, {b, hkv, skv, dv}, {skv * hkv * dv, dv, hkv * dv, 1}, kUidV, Kind::real);
+        g.tensor("V", io, {b, hkv, skv, dv}, {skv * hkv * dv, dv, hkv * dv, 1}, kUidV, Kind::real, rv);
     const Descriptor& o =
-        g.tensor("O", io, {b, hq, sq, dv}, {sq_full * hq * dv, dv, hq * dv, 1}, kUidO, Kind::real);
+        g.tensor("O", io, {b, hq, sq, dv}, {sq_full * hq * dv, dv, hq * dv, 1}, kUidO, Kind::real, ro);
     // cuDNN before 9.26 only writes packed [B, H, Sq, 1] stats, which is our LSE layout when nothing is cut.
     const Descriptor& stats =
         g.tensor("Stats", CUDNN_DATA_FLOAT, {b, hq, sq, 1}, {hq * sq, sq, 1, 1}, kUidStats, Kind::real);
@@ -176,12 +250,14 @@ class CudnnSdpaKernel final : public PreparedKernel {
     const std::vector<std::int64_t> score_dims{b, hq, sq, skv};
     const std::vector<std::int64_t> row_dims{b, hq, sq, 1};
     const Descriptor& s = g.virt("S = Q K^T", CUDNN_DATA_FLOAT, score_dims);
-    g.matmul("bmm1", q, kt, s);
+    g.matmul("bmm1", q, kt, s, len_q, len_kv);
     const Descriptor& scale = g.scalar("scale", CUDNN_DATA_FLOAT, kUidScale);
     const Descriptor& s_scaled = g.virt("S * scale", CUDNN_DATA_FLOAT, score_dims);
     g.pointwise("attn scale", CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, &scale, nullptr, s_scaled);
+    const Descriptor* padded = &s_scaled;
+    if (m_varlen) padded = &g.padding_mask(s_scaled, score_dims, *len_q, *len_kv, kUidNegInfPadding);
 
-    const Descriptor* scores = &g.band_mask(s_scaled, score_dims, m_mask, sq, skv, m_scalars);
+    const Descriptor* scores = &g.band_mask(*padded, score_dims, m_mask, sq, skv, m_scalars);
 
     // Softmax with stats = max + log(sum(exp(S - max))), the natural-log LSE.
     const Descriptor& mx = g.virt("row max", CUDNN_DATA_FLOAT, row_dims);
@@ -198,7 +274,7 @@ class CudnnSdpaKernel final : public PreparedKernel {
     // P goes into the second matmul in the I/O type, as the fused engine expects.
     const Descriptor& prob = g.virt("P", io, score_dims);
     g.pointwise("normalise", CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, &sum, nullptr, prob);
-    g.matmul("bmm2", prob, v, o);
+    g.matmul("bmm2", prob, v, o, len_q, nullptr, len_kv);
   }
 
   Problem m_p;
@@ -208,6 +284,8 @@ class CudnnSdpaKernel final : public PreparedKernel {
   cudnn::GraphBuilder m_graph{kFirstVirtual};
   std::size_t m_stats_offset = 0;
   std::size_t m_workspace_bytes = 0;
+  std::unique_ptr<VarlenTensors> m_varlen;                    // varlen batches only
+  float m_neg_inf = -std::numeric_limits<float>::infinity();  // the padding mask's by-value scalar
   // By-value mask scalars: the variant pack of every run points at these.
   cudnn::MaskScalars m_scalars{kUidSeqKv,       kUidSeqQ,      kUidRightShift,
                                kUidNegInfRight, kUidLeftBound, kUidNegInfLeft};
@@ -247,7 +325,14 @@ std::shared_ptr<CudnnSdpaKernel> recent_plan(const Problem& p) {
   int device = 0;
   if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess)
     throw KernelError(std::string("cudnn.sdpa: cudaGetDevice failed: ") + cudaGetErrorName(err));
-  const std::string key = std::to_string(device) + " " + p.full_label();
+  std::string key = std::to_string(device) + " " + p.full_label();
+  if (p.varlen.active())  // the plan's device tensors hold the lengths themselves
+    for (std::size_t i = 0; i < p.varlen.q.size(); ++i) {
+      key += ' ';
+      key += std::to_string(p.varlen.q[i]);
+      key += ',';
+      key += std::to_string(p.varlen.kv[i]);
+    }
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& [k, plan] : recent)
     if (k == key) return plan;
@@ -263,11 +348,12 @@ KernelSpec make_cudnn_sdpa_spec() {
   KernelSpec s;
   s.id = "cudnn.sdpa";
   s.description =
-      "cuDNN 9 fused flash attention via the backend graph API (bottom-right masks, LSE), forward and "
-      "backward";
+      "cuDNN 9 fused flash attention via the backend graph API (bottom-right masks, LSE, varlen forward "
+      "through ragged offsets), forward and backward";
   s.backend = Backend::cuda;
   s.why_not = cudnn_sdpa_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs&) { return cudnn_sdpa_backward_why_not(p); };
+  s.varlen = true;  // the forward (packed rows, ragged offsets); the backward refuses varlen
   s.prepare = [](const Problem& p, const Knobs& knobs) -> std::unique_ptr<PreparedKernel> {
     require_supported(cudnn_sdpa_why_not(p, knobs));
     std::unique_ptr<CudnnSdpaBackward> backward;

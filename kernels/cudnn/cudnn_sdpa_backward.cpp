@@ -64,6 +64,9 @@ std::string cudnn_sdpa_backward_why_not(const Problem& p) {
     return "cuDNN " + cudnn::version_text(version) + ": the fused SDPA backward needs cuDNN 9";
   if (version == 91000 || version == 91001)
     return "cuDNN " + cudnn::version_text(version) + ": cudnn-frontend blocks its SDPA backward (known bugs)";
+  if (p.varlen.active())
+    return "varlen (" + std::to_string(p.batch) +
+           " sequences): cudnn.sdpa's backward takes dense batches only (its forward takes varlen)";
   if (p.seq_q == 1 && p.seq_kv == 1)
     return "seq_q = seq_kv = 1: cuDNN's SDPA backward refuses a 1x1 score matrix";
   const cudnn::MaskPlan m = cudnn::plan_mask(p);

@@ -23,6 +23,17 @@ __global__ void scatter_lse_kernel(float* lse, const float* stats, std::int64_t 
   }
 }
 
+// One block row per (b, h): its len_b stats, coalesced both ways.
+__global__ void scatter_varlen_lse_kernel(float* lse, const float* stats, const std::int32_t* cu_q,
+                                          std::int64_t heads, std::int64_t max_q) {
+  const std::int64_t bh = blockIdx.x;
+  const std::int64_t b = bh / heads, h = bh % heads;
+  const std::int64_t first = cu_q[b], len = cu_q[b + 1] - first;
+  float* dst = lse + first * heads + h * len;
+  const float* src = stats + bh * max_q;
+  for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) dst[i] = src[i];
+}
+
 __global__ void fill_int32_kernel(std::int32_t* dst, std::int32_t value, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
@@ -39,6 +50,19 @@ void launch_fill_int32(std::int32_t* dst, std::int32_t value, std::int64_t n, vo
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     throw KernelError(std::string("cudnn.sdpa: sequence length fill failed: ") + cudaGetErrorName(err) +
+                      ": " + cudaGetErrorString(err));
+}
+
+void launch_scatter_varlen_lse(float* lse, const float* stats, const std::int32_t* cu_q, std::int64_t batch,
+                               std::int64_t heads, std::int64_t max_q, void* stream) {
+  const std::int64_t rows = batch * heads;
+  if (rows == 0) return;
+  if (rows > 0x7fffffff) throw KernelError("cudnn.sdpa: varlen LSE scatter: B x Hq beyond the grid");
+  scatter_varlen_lse_kernel<<<static_cast<unsigned>(rows), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      lse, stats, cu_q, heads, max_q);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess)
+    throw KernelError(std::string("cudnn.sdpa: varlen LSE scatter launch failed: ") + cudaGetErrorName(err) +
                       ": " + cudaGetErrorString(err));
 }
 

@@ -35,8 +35,8 @@ std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) 
 
 const Descriptor& GraphBuilder::tensor(const std::string& name, cudnnDataType_t dt,
                                        const std::vector<std::int64_t>& dims,
-                                       const std::vector<std::int64_t>& strides, std::int64_t uid,
-                                       Kind kind) {
+                                       const std::vector<std::int64_t>& strides, std::int64_t uid, Kind kind,
+                                       const Descriptor* ragged) {
   Descriptor& d = m_descs.emplace_back(CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor " + name);
   d.set_dtype(CUDNN_ATTR_TENSOR_DATA_TYPE, dt)
       .set_i64s(CUDNN_ATTR_TENSOR_DIMENSIONS, dims)
@@ -45,6 +45,7 @@ const Descriptor& GraphBuilder::tensor(const std::string& name, cudnnDataType_t 
       .set_i64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
   if (kind == Kind::virt) d.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
   if (kind == Kind::by_value) d.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  if (ragged) d.set_desc(CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, *ragged);
   d.finalize();
   return d;
 }

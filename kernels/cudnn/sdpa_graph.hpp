@@ -96,8 +96,11 @@ class GraphBuilder {
   // Virtual tensors take unique ids from `first_virtual_uid` up.
   explicit GraphBuilder(std::int64_t first_virtual_uid) : m_next_uid(first_virtual_uid) {}
 
+  // `ragged`: an int32 [B + 1, 1, 1, 1] tensor of each batch's first element, which takes the place
+  // of the batch stride (a packed varlen layout; the graph then needs a padding mask).
   const Descriptor& tensor(const std::string& name, cudnnDataType_t dt, const std::vector<std::int64_t>& dims,
-                           const std::vector<std::int64_t>& strides, std::int64_t uid, Kind kind);
+                           const std::vector<std::int64_t>& strides, std::int64_t uid, Kind kind,
+                           const Descriptor* ragged = nullptr);
   const Descriptor& virt(const std::string& name, cudnnDataType_t dt, const std::vector<std::int64_t>& dims);
   // A virtual tensor with the given strides (a transposed view: cuDNN's reshape output).
   const Descriptor& virt_strided(const std::string& name, cudnnDataType_t dt,

@@ -23,6 +23,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_int32_array.hpp"
 #include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_backward.hpp"
 #include "kernels/fa2/fa2_launch.hpp"
@@ -83,31 +84,19 @@ std::string varlen_why_not(const Problem& p, int d, const TileConfig& t) {
 // arguments, like FlashAttention's cu_seqlens, so timing does not include them.
 class DevicePrefixSums {
  public:
-  explicit DevicePrefixSums(const Problem& p) {
-    std::vector<int> host(2 * (static_cast<std::size_t>(p.batch) + 1));
-    const std::size_t n = static_cast<std::size_t>(p.batch) + 1;
-    for (std::int64_t b = 0; b <= p.batch; ++b) {
-      host[static_cast<std::size_t>(b)] = static_cast<int>(b < p.batch ? p.q_start(b) : p.total_q());
-      host[n + static_cast<std::size_t>(b)] = static_cast<int>(b < p.batch ? p.kv_start(b) : p.total_kv());
-    }
-    ATTN_CUDA_CHECK(cudaMalloc(&m_data, host.size() * sizeof(int)));
-    const cudaError_t copied =
-        cudaMemcpy(m_data, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice);
-    if (copied != cudaSuccess) {
-      (void)cudaFree(m_data);
-      ATTN_CUDA_CHECK(copied);
-    }
-    m_kv = m_data + n;
-  }
-  ~DevicePrefixSums() { (void)cudaFree(m_data); }
-  DevicePrefixSums(const DevicePrefixSums&) = delete;
-  DevicePrefixSums& operator=(const DevicePrefixSums&) = delete;
-  const int* q() const { return m_data; }
-  const int* kv() const { return m_kv; }
+  explicit DevicePrefixSums(const Problem& p) : m_q(sums(p, true)), m_kv(sums(p, false)) {}
+  const int* q() const { return m_q.get(); }
+  const int* kv() const { return m_kv.get(); }
 
  private:
-  int* m_data = nullptr;
-  int* m_kv = nullptr;
+  static std::vector<std::int32_t> sums(const Problem& p, bool queries) {
+    std::vector<std::int32_t> out;
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      out.push_back(static_cast<std::int32_t>(queries ? p.q_start(b) : p.kv_start(b)));
+    out.push_back(static_cast<std::int32_t>(queries ? p.total_q() : p.total_kv()));
+    return out;
+  }
+  DeviceInt32Array m_q, m_kv;
 };
 
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {

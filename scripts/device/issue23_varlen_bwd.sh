@@ -12,7 +12,7 @@ NEW=${1:?binary folder}
 OLD=${2:-}
 source "$(dirname "$0")/common.sh" "$NEW"
 if [[ -z ${SKIP_TESTS:-} ]]; then
-  run_conformance "Registry/BackwardConformance.*/fa2_mma:Registry/BackwardConformance.*/cuda_reference:Fa2MmaSpec.*:Fa2/Fa2VarlenTest.*d64_fp16*" 420
+  run_conformance "Registry/BackwardConformance.*/fa2_mma:Registry/BackwardConformance.*/cuda_reference:Fa2MmaSpec.*:Varlen/VarlenKernelTest.*fa2_mma_d64_fp16*" 420
   grep -E "^\[conformance\]|varlen" "$OUT/conformance.log" | grep -E "conformance\]|mismatch|error" | head -20
 fi
 if [[ -n $OLD ]]; then

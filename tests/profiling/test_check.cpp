@@ -42,6 +42,22 @@ TEST(Check, ToleranceIsTwiceCudnnWhereCudnnRuns) {
   EXPECT_NE(c.tol_rule.find("2x cudnn.sdpa"), std::string::npos);
 }
 
+// A cuDNN that is itself outside the dtype bound (a broken path) does not loosen the check.
+TEST(Check, CudnnAboveTheBoundIsNotTheBar) {
+  Correctness c;
+  c.rel_l2 = 0.5;
+  const double broken = 1.0;
+  apply_tolerance(c, DType::fp16, &broken);
+  EXPECT_DOUBLE_EQ(c.tol, dtype_rel_l2_bound(DType::fp16));
+  EXPECT_FALSE(c.pass);
+  EXPECT_NE(c.tol_rule.find("cudnn.sdpa's own rel_l2 1.00e+00 is above it: not used"), std::string::npos)
+      << c.tol_rule;
+  GradErrors e, base;
+  e.dq.rel_l2 = e.dk.rel_l2 = e.dv.rel_l2 = 0.3;
+  base.dq.rel_l2 = base.dk.rel_l2 = base.dv.rel_l2 = 0.9;
+  EXPECT_FALSE(evaluate_gradients(DType::bf16, e, &base, "test").dq.pass);
+}
+
 TEST(Check, DtypeBoundsWithoutCudnn) {
   EXPECT_DOUBLE_EQ(dtype_rel_l2_bound(DType::fp16), 4.0 / 2048);
   EXPECT_DOUBLE_EQ(dtype_rel_l2_bound(DType::bf16), 4.0 / 256);

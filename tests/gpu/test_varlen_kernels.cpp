@@ -1,9 +1,10 @@
-// GPU tests for fa2.mma's forward on varlen batches (packed rows, per-sequence lengths 1..4097
-// mixed, GQA, causal, windows, Sq != Sk per sequence): the kernel runs once on the packed batch, and
-// each sequence's rows are checked against the fp64 oracle run on that sequence alone as a dense
-// batch-1 problem, so the check shares neither the kernel's prefix sums nor the engine's packing.
-// Its varlen backward is checked by the backward conformance matrix (tests/support/conformance.hpp).
-// Host checks of the varlen rules in fa2.mma's why_not run without a GPU.
+// GPU tests for the kernels that read varlen batches' packed rows, fa2.mma and cudnn.sdpa (its
+// forward, through ragged offsets): per-sequence lengths 1..4097 mixed, GQA, causal, windows, Sq != Sk
+// per sequence. The kernel runs once on the packed batch, and each sequence's rows are checked
+// against the fp64 oracle run on that sequence alone as a dense batch-1 problem, so the check shares
+// neither the kernel's prefix sums nor the engine's packing. Their varlen backwards are checked by the
+// backward conformance matrix (tests/support/conformance.hpp). Host checks of the varlen rules in
+// the kernels' why_not run without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 
 namespace attn {
 KernelSpec make_fa2_mma_spec();
+KernelSpec make_cudnn_sdpa_spec();
 }  // namespace attn
 
 namespace {
@@ -34,6 +36,7 @@ using namespace attn::test;  // NOLINT(google-build-using-namespace): the shared
 
 struct VarlenCase {
   std::string name;
+  std::string kernel;
   Problem problem;
 };
 
@@ -52,29 +55,43 @@ std::vector<VarlenCase> varlen_cases() {
   // Lengths 1..4097: single rows, tile edges +-1 (Br = 64/128, Bc = 32/64/128) and long sequences.
   const std::vector<std::int64_t> mixed = {1, 4097, 17, 128, 1000, 2, 513, 64, 4096, 255, 130, 33};
   std::vector<VarlenCase> out;
-  for (int d : {32, 64, 96, 128, 160, 256})
-    for (DType t : {DType::fp16, DType::bf16}) {
-      std::string tag = "d" + std::to_string(d) + "_" + std::string(attn::to_string(t)) + "_";
-      auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p}); };
-      add("mixed_gqa82_causal", varlen(8, 2, mixed, mixed, d, t, true));
-      if (d != 64 && d != 128) continue;
-      add("mixed_gqa82_full", varlen(8, 2, mixed, mixed, d, t, false));
-      add("mixed_mqa31_win64_0", varlen(3, 1, mixed, mixed, d, t, false, {64, 0}));
-      // Sq != Sk per sequence, both ways: the diagonal is each sequence's bottom-right corner, and
-      // causal rows above it (Sq > Sk) see no key.
-      add("ragged_qkv_causal", varlen(4, 2, {1, 130, 4097, 64, 700}, {300, 130, 17, 1, 2000}, d, t, true));
-      add("ragged_qkv_win128_128", varlen(4, 4, {1000, 5, 257}, {40, 3000, 257}, d, t, false, {128, 128}));
-    }
+  for (const std::string kernel : {"fa2.mma", "cudnn.sdpa"})
+    for (int d : {32, 64, 96, 128, 160, 256})
+      for (DType t : {DType::fp16, DType::bf16}) {
+        const bool fa2 = kernel == "fa2.mma";
+        if (!fa2 && d != 64 && d != 128) continue;
+        std::string tag = (fa2 ? "fa2_mma_d" : "cudnn_sdpa_d") + std::to_string(d) + "_" +
+                          std::string(attn::to_string(t)) + "_";
+        auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, kernel, p}); };
+        add("mixed_gqa82_causal", varlen(8, 2, mixed, mixed, d, t, true));
+        if (d != 64 && d != 128) continue;
+        add("mixed_gqa82_full", varlen(8, 2, mixed, mixed, d, t, false));
+        add("mixed_mqa31_win64_0", varlen(3, 1, mixed, mixed, d, t, false, {64, 0}));
+        // Sq != Sk per sequence, both ways: the diagonal is each sequence's bottom-right corner, and
+        // causal rows above it (Sq > Sk) see no key. cuDNN's one band takes such batches unmasked only.
+        if (fa2) {
+          add("ragged_qkv_causal",
+              varlen(4, 2, {1, 130, 4097, 64, 700}, {300, 130, 17, 1, 2000}, d, t, true));
+          add("ragged_qkv_win128_128",
+              varlen(4, 4, {1000, 5, 257}, {40, 3000, 257}, d, t, false, {128, 128}));
+        } else {
+          add("ragged_qkv_full", varlen(4, 2, {1, 130, 4097, 64, 700}, {300, 130, 17, 1, 2000}, d, t, false));
+        }
+      }
   return out;
 }
 
-class Fa2VarlenTest : public ::testing::TestWithParam<VarlenCase> {};
+attn::KernelSpec spec_of(const std::string& kernel) {
+  return kernel == "fa2.mma" ? attn::make_fa2_mma_spec() : attn::make_cudnn_sdpa_spec();
+}
 
-TEST_P(Fa2VarlenTest, EverySequenceMatchesItsOwnDenseOracle) {
+class VarlenKernelTest : public ::testing::TestWithParam<VarlenCase> {};
+
+TEST_P(VarlenKernelTest, EverySequenceMatchesItsOwnDenseOracle) {
   ATTN_SKIP_WITHOUT_GPU();
   const Problem& p = GetParam().problem;
   ASSERT_EQ(p.validate(), "");
-  const attn::KernelSpec spec = attn::make_fa2_mma_spec();
+  const attn::KernelSpec spec = spec_of(GetParam().kernel);
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(GetParam().name));
   const Inputs in = make_inputs(p, seed);
   RunOutput got;
@@ -110,14 +127,14 @@ TEST_P(Fa2VarlenTest, EverySequenceMatchesItsOwnDenseOracle) {
     worst = std::max(worst, e.rel_l2);
     worst_lse = std::max(worst_lse, e.lse_max_abs);
   }
-  std::cout << "[fa2.mma varlen] " << GetParam().name << " (" << p.batch << " sequences, " << p.total_q()
+  std::cout << "[varlen] " << GetParam().name << " (" << p.batch << " sequences, " << p.total_q()
             << " queries, " << p.total_kv() << " keys): worst rel_l2 " << worst << ", worst LSE abs "
             << worst_lse << ", tol " << tol << ", empty rows " << empty_rows << "\n";
 }
 
 std::string case_name(const ::testing::TestParamInfo<VarlenCase>& info) { return info.param.name; }
 
-INSTANTIATE_TEST_SUITE_P(Fa2, Fa2VarlenTest, ::testing::ValuesIn(varlen_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Varlen, VarlenKernelTest, ::testing::ValuesIn(varlen_cases()), case_name);
 
 // Varlen batches take the band kernel at one tile per head dim (refused elsewhere with the tile to
 // use); the backward takes them at its head dims.
@@ -140,6 +157,21 @@ TEST(Fa2MmaSpec, VarlenRunsItsOneTileAndTheBackward) {
   EXPECT_EQ(attn::backward_why_not(spec, bwd, {}), "");
   bwd.head_dim = bwd.head_dim_v = 256;
   EXPECT_NE(attn::backward_why_not(spec, bwd, {}).find("head_dim = 256"), std::string::npos);
+}
+
+// cudnn.sdpa's varlen forward: one band for the batch, so a mask with other key lengths than query
+// lengths is refused with the reason; the backward refuses varlen.
+TEST(CudnnSdpaSpec, VarlenRules) {
+  const attn::KernelSpec spec = attn::make_cudnn_sdpa_spec();
+  EXPECT_TRUE(spec.varlen);
+  EXPECT_EQ(spec.why_not(varlen(4, 2, {1, 300}, {1, 300}, 128, DType::fp16, true), {}), "");
+  EXPECT_EQ(spec.why_not(varlen(4, 2, {1, 300}, {5, 300}, 128, DType::fp16, false), {}), "");
+  const std::string ragged = spec.why_not(varlen(4, 2, {1, 300}, {5, 300}, 128, DType::fp16, true), {});
+  EXPECT_NE(ragged.find("each sequence's only when q = kv per sequence"), std::string::npos) << ragged;
+  Problem bwd = varlen(4, 2, {1, 300}, {1, 300}, 128, DType::fp16, true);
+  bwd.pass = attn::Pass::bwd;
+  EXPECT_NE(attn::backward_why_not(spec, bwd, {}).find("cudnn.sdpa's backward takes dense batches only"),
+            std::string::npos);
 }
 
 }  // namespace
