@@ -181,6 +181,8 @@ void draw_inspector_panel(GuiState& s) {
     kv("FLOPs", fmt::format("{:.4g}", c.flops));
     kv("min bytes", fmt::format("{:.4g} B", static_cast<double>(c.min_bytes)));
     if (c.queries_per_s) kv("queries/s", fmt_num(c.queries_per_s));
+    if (c.padding_waste)  // a dense-bucketed case: FLOPs above are the real pairs
+      kv("padding waste", fmt::format("{:.1f}% of launched pairs", 100.0 * *c.padding_waste));
     if (c.device_bytes_peak)
       kv("device memory", fmt::format("{:.1f} MiB", static_cast<double>(*c.device_bytes_peak) / 1048576.0));
     ImGui::EndTable();

@@ -119,30 +119,51 @@ std::pair<int, std::string> run_capture(const std::vector<std::string>& argv,
   return {code.value_or(-1), out};
 }
 
+namespace {
+
+// The pid an X server wrote into display n's lock file (text, space padded); -1 when unreadable.
+pid_t lock_pid(int n) {
+  std::ifstream in("/tmp/.X" + std::to_string(n) + "-lock");
+  long pid = -1;
+  if (!(in >> pid)) return -1;
+  return static_cast<pid_t>(pid);
+}
+
+}  // namespace
+
 Xvfb::Xvfb(const fs::path& log_dir, const std::string& screen) {
   const std::string xvfb = find_program("Xvfb");
   if (xvfb.empty()) {
     m_error = "Xvfb is not installed (Debian package xvfb)";
     return;
   }
-  // A display number nobody uses: neither a socket nor a lock file.
+  // A display number nobody uses: neither a socket nor a lock file. Two tests starting at once (ctest
+  // -j) can both pick the same free number; the loser's Xvfb exits ("server already active") while the
+  // socket it sees is the winner's, which goes when the other test ends. So a display counts as ours
+  // only when its lock file names our Xvfb's pid; otherwise the next free number is tried.
   int n = 140 + static_cast<int>(::getpid() % 200);
-  for (int tries = 0; tries < 200; ++tries, n = 140 + (n - 139) % 400) {
-    if (!fs::exists("/tmp/.X11-unix/X" + std::to_string(n)) &&
-        !fs::exists("/tmp/.X" + std::to_string(n) + "-lock"))
-      break;
-  }
-  m_display = ":" + std::to_string(n);
-  m_child = std::make_unique<Child>(
-      std::vector<std::string>{xvfb, m_display, "-screen", "0", screen, "-nolisten", "tcp", "-noreset"},
-      std::vector<std::pair<std::string, std::string>>{}, fs::path(), log_dir / "xvfb.log");
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::chrono::steady_clock::now() < until) {
-    if (fs::exists("/tmp/.X11-unix/X" + std::to_string(n))) {
-      m_ok = true;
-      return;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    for (int tries = 0; tries < 200; ++tries, n = 140 + (n - 139) % 400) {
+      if (!fs::exists("/tmp/.X11-unix/X" + std::to_string(n)) &&
+          !fs::exists("/tmp/.X" + std::to_string(n) + "-lock"))
+        break;
     }
-    if (m_child->wait(0.05)) break;
+    m_display = ":" + std::to_string(n);
+    m_child = std::make_unique<Child>(
+        std::vector<std::string>{xvfb, m_display, "-screen", "0", screen, "-nolisten", "tcp", "-noreset"},
+        std::vector<std::pair<std::string, std::string>>{}, fs::path(), log_dir / "xvfb.log");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (std::chrono::steady_clock::now() < until) {
+      if (fs::exists("/tmp/.X11-unix/X" + std::to_string(n))) {
+        if (lock_pid(n) == m_child->pid()) {
+          m_ok = true;
+          return;
+        }
+      }
+      if (m_child->wait(0.05)) break;  // exited: the number was taken after all
+    }
+    m_child.reset();
+    n = 140 + (n - 139) % 400;
   }
   m_error = "Xvfb " + m_display + " did not start (see " + (log_dir / "xvfb.log").string() + ")";
 }
