@@ -249,6 +249,9 @@ int list_kernels(bool as_json, const std::vector<std::string>& plugins,
       std::fputs(aligned(knob_rows).c_str(), stdout);
     }
     std::puts(
+        "\nEvery kernel also takes @bucket=N (N = 1..1048576): a varlen batch run as dense batches padded to "
+        "multiples of N rows, one launch each (causal or window right 0; records carry padding_waste).");
+    std::puts(
         "\nCapabilities are probed with each kernel's own why_not() on B=1 H=4 S=256 D=64 (dtype: fp16 on "
         "cuda, fp32 on cpu; a kernel source by compiling it);\n`attnscope run` prints the exact reason for "
         "any case a kernel refuses.");

@@ -141,7 +141,8 @@ struct TileLoader {
 // ---- the kernel ---------------------------------------------------------------------------------
 
 // kBand: the causal/window band test (or the compressed rule) is compiled in; without it only keys
-// >= Sk are masked. kVarlen: blockIdx.z is a sequence of a packed varlen batch (p.cu_q, p.cu_kv)
+// >= Sk are masked. kVarlen: blockIdx.z picks a sequence of a packed varlen batch (p.seq_order,
+// p.cu_q, p.cu_kv)
 // with its own lengths; its blocks past the sequence's rows return at once. A dense launch compiles
 // none of it, so its code is the same as before varlen existed.
 template <typename T, typename Tr, bool kBand, bool kVarlen = false>
@@ -173,9 +174,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   int seq_q = p.seq_q, seq_kv = p.seq_kv;
   std::int64_t q_off = 0, kv_off = 0;  // [elements]
   if constexpr (kVarlen) {
-    const int q_start = p.cu_q[b], kv_start = p.cu_kv[b];
-    seq_q = p.cu_q[b + 1] - q_start;
-    seq_kv = p.cu_kv[b + 1] - kv_start;
+    const int sq = p.seq_order[b];  // grid.z runs the longest sequences first
+    const int q_start = p.cu_q[sq], kv_start = p.cu_kv[sq];
+    seq_q = p.cu_q[sq + 1] - q_start;
+    seq_kv = p.cu_kv[sq + 1] - kv_start;
     if (row0 >= seq_q) return;  // the whole block: before any barrier
     q_off = (static_cast<std::int64_t>(q_start) * p.heads_q + h) * D;
     kv_off = (static_cast<std::int64_t>(kv_start) * p.heads_kv + h / p.group) * D;
@@ -422,8 +424,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   int e_seq_q = p.seq_q;
   std::int64_t o_off = 0, lse_off = 0;  // [elements] of the head's O rows and LSE row
   if constexpr (kVarlen) {
-    const int q_start = p.cu_q[e_b];
-    e_seq_q = p.cu_q[e_b + 1] - q_start;
+    const int sq = p.seq_order[e_b];
+    const int q_start = p.cu_q[sq];
+    e_seq_q = p.cu_q[sq + 1] - q_start;
     o_off = (static_cast<std::int64_t>(q_start) * p.heads_q + e_h) * D;
     lse_off = static_cast<std::int64_t>(q_start) * p.heads_q + static_cast<std::int64_t>(e_h) * e_seq_q;
   } else {

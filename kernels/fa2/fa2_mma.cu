@@ -84,11 +84,21 @@ std::string varlen_why_not(const Problem& p, int d, const TileConfig& t) {
 // arguments, like FlashAttention's cu_seqlens, so timing does not include them.
 class DevicePrefixSums {
  public:
-  explicit DevicePrefixSums(const Problem& p) : m_q(sums(p, true)), m_kv(sums(p, false)) {}
+  explicit DevicePrefixSums(const Problem& p)
+      : m_q(sums(p, true)), m_kv(sums(p, false)), m_order(longest_first(p)) {}
   const int* q() const { return m_q.get(); }
   const int* kv() const { return m_kv.get(); }
+  const int* order() const { return m_order.get(); }
 
  private:
+  static std::vector<std::int32_t> longest_first(const Problem& p) {
+    std::vector<std::int32_t> order(static_cast<std::size_t>(p.batch));
+    for (std::size_t b = 0; b < order.size(); ++b) order[b] = static_cast<std::int32_t>(b);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+      return p.varlen.q[static_cast<std::size_t>(a)] > p.varlen.q[static_cast<std::size_t>(b)];
+    });
+    return order;
+  }
   static std::vector<std::int32_t> sums(const Problem& p, bool queries) {
     std::vector<std::int32_t> out;
     for (std::int64_t b = 0; b < p.batch; ++b)
@@ -96,7 +106,7 @@ class DevicePrefixSums {
     out.push_back(static_cast<std::int32_t>(queries ? p.total_q() : p.total_kv()));
     return out;
   }
-  DeviceInt32Array m_q, m_kv;
+  DeviceInt32Array m_q, m_kv, m_order;
 };
 
 std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
@@ -169,6 +179,7 @@ class Fa2MmaKernel final : public PreparedKernel {
     if (m_prefix_sums) {
       prm.cu_q = m_prefix_sums->q();
       prm.cu_kv = m_prefix_sums->kv();
+      prm.seq_order = m_prefix_sums->order();
     }
     const bool band = has_band(pr);
     const int d = static_cast<int>(pr.head_dim);

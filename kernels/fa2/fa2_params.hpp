@@ -50,6 +50,10 @@ struct Fa2Params {
   // Hq x cu_q[b]; seq_q and seq_kv are the longest lengths (the grid). Null: dense.
   const int* cu_q = nullptr;
   const int* cu_kv = nullptr;
+  // The sequence of each grid.z index, longest query length first: blocks are dispatched in grid
+  // order, so the heaviest sequences start first and the short ones fill the tail (as the dense
+  // kernel runs its heavy causal row blocks first).
+  const int* seq_order = nullptr;
 };
 
 // Exclusive end of row `row`'s visible keys in a sequence of seq_q queries and seq_kv keys: the
