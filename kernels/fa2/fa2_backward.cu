@@ -42,6 +42,7 @@ struct BwdParams {
   // A varlen batch's prefix sums (Fa2Params::cu_q, cu_kv); null for a dense one.
   const int* cu_q;
   const int* cu_kv;
+  const int* seq_order;  // grid.z -> sequence, longest first (Fa2Params::seq_order)
   std::int64_t total_q;  // query rows over the batch
 };
 
@@ -148,10 +149,11 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
                kv_row0 = static_cast<std::int64_t>(b) * p.seq_kv;
   DeviceMask mask = p.mask;
   if constexpr (kVarlen) {
-    q_row0 = p.cu_q[b];
-    kv_row0 = p.cu_kv[b];
-    seq_q = p.cu_q[b + 1] - static_cast<int>(q_row0);
-    seq_kv = p.cu_kv[b + 1] - static_cast<int>(kv_row0);
+    const int sq = p.seq_order[b];  // the longest sequences' key blocks first
+    q_row0 = p.cu_q[sq];
+    kv_row0 = p.cu_kv[sq];
+    seq_q = p.cu_q[sq + 1] - static_cast<int>(q_row0);
+    seq_kv = p.cu_kv[sq + 1] - static_cast<int>(kv_row0);
     if (j0 >= seq_kv) return;  // the whole block: before any barrier
     mask.seq_q = seq_q;
     mask.seq_kv = seq_kv;
@@ -395,10 +397,11 @@ std::size_t backward_workspace_bytes(const Problem& p) {
   return (acc + 255) / 256 * 256 + static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
 }
 
-void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, const int* cu_kv) {
+void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, const int* cu_kv,
+                  const int* seq_order) {
   if (a.workspace_bytes < backward_workspace_bytes(pr))
     throw KernelError("fa2.mma backward: workspace too small");
-  if (pr.varlen.active() != (cu_q != nullptr && cu_kv != nullptr))
+  if (pr.varlen.active() != (cu_q != nullptr && cu_kv != nullptr && seq_order != nullptr))
     throw KernelError("fa2.mma backward: a varlen batch needs its prefix sums, a dense one none");
   for (const void* ptr : {a.q, a.k, a.v, a.d_o})
     if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
@@ -417,6 +420,7 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   prm.scale = a.scale;
   prm.cu_q = cu_q;
   prm.cu_kv = cu_kv;
+  prm.seq_order = seq_order;
   prm.total_q = pr.total_q();
   auto stream = static_cast<cudaStream_t>(a.stream);
   const bool half = pr.dtype == DType::fp16;

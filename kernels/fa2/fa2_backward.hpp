@@ -15,9 +15,10 @@ std::string backward_why_not(const Problem& p);
 std::size_t backward_workspace_bytes(const Problem& p);
 
 // Enqueues the three launches on a.stream: row sums (and the accumulator zeroed), the key-block
-// kernel, dQ converted to the dtype. A varlen batch passes its device prefix sums (batch + 1 each,
-// as the forward's Fa2Params::cu_q and cu_kv); a dense one passes null.
+// kernel, dQ converted to the dtype. A varlen batch passes its device prefix sums (batch + 1 each)
+// and sequence order (longest first), as the forward's Fa2Params::cu_q, cu_kv and seq_order; a dense
+// one passes null.
 void run_backward(const Problem& p, const BackwardArgs& a, const int* cu_q = nullptr,
-                  const int* cu_kv = nullptr);
+                  const int* cu_kv = nullptr, const int* seq_order = nullptr);
 
 }  // namespace attn::fa2

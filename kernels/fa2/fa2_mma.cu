@@ -190,8 +190,8 @@ class Fa2MmaKernel final : public PreparedKernel {
   }
   std::size_t backward_workspace_bytes() const override { return fa2::backward_workspace_bytes(m_problem); }
   void run_backward(const BackwardArgs& a) override {
-    fa2::run_backward(m_problem, a, m_prefix_sums ? m_prefix_sums->q() : nullptr,
-                      m_prefix_sums ? m_prefix_sums->kv() : nullptr);
+    const DevicePrefixSums* v = m_prefix_sums.get();
+    fa2::run_backward(m_problem, a, v ? v->q() : nullptr, v ? v->kv() : nullptr, v ? v->order() : nullptr);
   }
 
  private:
