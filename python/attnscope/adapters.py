@@ -1,7 +1,8 @@
 """Built-in Python adapters: PyTorch's SDPA backends (torch.flash, torch.efficient, torch.cudnn,
 torch.math, each forced with sdpa_kernel), FlexAttention (torch.flex: compiled once per process,
 its block mask built per problem shape in prepare, so compilation is the case's `prepare` phase,
-never its kernel time), torch.varlen (varlen_attn on packed rows) and triton.fa2, this project's
+never its kernel time; a varlen batch is one sequence of all its tokens under a document mask),
+torch.varlen (varlen_attn on packed rows) and triton.fa2, this project's
 Triton FlashAttention-2 forward. Each SDPA and Flex adapter takes contiguous BHSD copies of
 attnscope's BSHD inputs, made once per case outside the timed region (their native layout, as
 PyTorch users call them); torch.varlen reads the rows as they are. Each returns a new tensor; the
@@ -57,7 +58,9 @@ def _cuda_only(problem):
 
 
 def _bhsd(x):
-    return x.transpose(1, 2)  # a view: BSHD memory, BHSD indexing
+    """A view: BSHD memory in BHSD indexing; a varlen batch's packed [total, H, D] rows as one
+    sequence [1, H, total, D]."""
+    return (x.unsqueeze(0) if x.dim() == 3 else x).transpose(1, 2)
 
 
 class _BhsdInputs:
@@ -158,10 +161,39 @@ def _flex():
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     compiled = {}
 
+    def varlen_mask_mod(problem):
+        """Document masking over the packed rows seen as one sequence: query and key in the same
+        sequence, then the mask within it, bottom-right aligned per sequence."""
+        from ._kernels import prefix_sums
+        lengths = problem["varlen"]
+        causal, window = problem["causal"], problem["window"]
+        left, right = window if window is not None else (-1, -1)
+        ints = dict(dtype=torch.int32, device="cuda")
+        cu_q, cu_k = (torch.tensor(prefix_sums(lengths[x]), **ints) for x in ("q", "kv"))
+        doc_q, doc_k = (torch.repeat_interleave(torch.arange(len(lengths[x]), **ints),
+                                                torch.tensor(lengths[x], device="cuda"))
+                        for x in ("q", "kv"))
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            dq, dk = doc_q[q_idx], doc_k[kv_idx]
+            diag = (q_idx - cu_q[dq]) + (cu_k[dq + 1] - cu_k[dq]) - (cu_q[dq + 1] - cu_q[dq])
+            kpos = kv_idx - cu_k[dk]
+            keep = dq == dk
+            if causal:
+                keep = keep & (kpos <= diag)
+            if left >= 0:
+                keep = keep & (kpos >= diag - left)
+            if right >= 0:
+                keep = keep & (kpos <= diag + right)
+            return keep
+        return mask_mod
+
     def mask_mod_of(problem):
         offset = problem["seq_kv"] - problem["seq_q"]
         causal, window = problem["causal"], problem["window"]
         left, right = window if window is not None else (-1, -1)
+        if problem.get("varlen") is not None:
+            return varlen_mask_mod(problem)
         if problem.get("compress") is not None:
             block, stride = problem["compress"]
             return lambda b, h, q_idx, kv_idx: kv_idx * stride + block - 1 <= q_idx
@@ -182,9 +214,12 @@ def _flex():
         if "fn" not in compiled:
             compiled["fn"] = torch.compile(flex_attention, dynamic=False)
         flex = compiled["fn"]
-        full = not problem["causal"] and problem["window"] is None and problem.get("compress") is None
-        block_mask = None if full else create_block_mask(mask_mod_of(problem), None, None, problem["seq_q"],
-                                                         problem["seq_kv"], device="cuda")
+        varlen = problem.get("varlen") is not None
+        # A varlen batch: its packed rows as one sequence of all the tokens, masked per document.
+        sq = sum(problem["varlen"]["q"]) if varlen else problem["seq_q"]
+        sk = sum(problem["varlen"]["kv"]) if varlen else problem["seq_kv"]
+        full = not varlen and not problem["causal"] and problem["window"] is None and problem.get("compress") is None
+        block_mask = None if full else create_block_mask(mask_mod_of(problem), None, None, sq, sk, device="cuda")
         gqa = problem["heads_q"] != problem["heads_kv"]
         scale = problem["scale"]
         dtype = getattr(torch, {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}[problem["dtype"]])
@@ -192,12 +227,14 @@ def _flex():
         views = _BhsdInputs()
 
         def call(q, k, v, **_):
-            return flex(*views(q, k, v), block_mask=block_mask, scale=scale, enable_gqa=gqa).transpose(1, 2)
+            o = flex(*views(q, k, v), block_mask=block_mask, scale=scale, enable_gqa=gqa).transpose(1, 2)
+            return o[0] if varlen else o
 
         # Compile now, for this shape, so the case's prepare phase holds the compile time.
         b, hq, hkv = problem["batch"], problem["heads_q"], problem["heads_kv"]
-        sq, sk, d, dv = problem["seq_q"], problem["seq_kv"], problem["head_dim"], problem["head_dim_v"]
-        warm = [torch.empty(b, s, h, e, device="cuda", dtype=dtype).normal_()
+        d, dv = problem["head_dim"], problem["head_dim_v"]
+        lead = () if varlen else (b,)
+        warm = [torch.empty(*lead, s, h, e, device="cuda", dtype=dtype).normal_()
                 for s, h, e in ((sq, hq, d), (sk, hkv, d), (sk, hkv, dv))]
         try:
             call(*warm)
@@ -208,8 +245,9 @@ def _flex():
         views.__init__()  # drop the warm-up tensors
         return call
 
-    return KernelDef(FLEX, "PyTorch FlexAttention (torch.compile, block masks for causal, windows and NSA's "
-                     "compressed branch)", why_not=_cuda_only, prepare=prepare, compressed_mask=True)
+    return KernelDef(FLEX, "PyTorch FlexAttention (torch.compile, block masks for causal, windows, NSA's "
+                     "compressed branch and varlen batches as document masks)", why_not=_cuda_only, prepare=prepare,
+                     compressed_mask=True, varlen=True)
 
 
 def _varlen():

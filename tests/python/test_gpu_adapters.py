@@ -69,14 +69,16 @@ def test_nsa_compressed_branch_masked_sdpa_and_flex(tmp_path):
 
 
 def test_varlen_packed_adapters_and_buckets(tmp_path):
-    # A varlen batch: fa2.mma and PyTorch's varlen_attn read the packed rows; torch.flash and cudnn.sdpa
-    # run it dense-bucketed. Every case checked against the same reference; GQA only where the
-    # installed varlen_attn can say so (else skipped with the reason).
-    kernels = ["fa2.mma", "torch.varlen", ("torch.flash", {"bucket": 128}), ("cudnn.sdpa", {"bucket": 64})]
+    # A varlen batch: fa2.mma, cudnn.sdpa, PyTorch's varlen_attn and FlexAttention (a document mask
+    # over the packed rows) read the packed rows; torch.flash and cudnn.sdpa also run it dense-bucketed.
+    # Every case checked against the same reference; GQA only where the installed varlen_attn can say
+    # so (else skipped with the reason).
+    kernels = ["fa2.mma", "cudnn.sdpa", "torch.varlen", "torch.flex", ("torch.flash", {"bucket": 128}),
+               ("cudnn.sdpa", {"bucket": 64})]
     rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=9, heads=8, heads_kv=[8, 2], seq=[1000],
                          head_dim=[64, 128], causal=[1], varlen=["lognormal:300:0.9@5"],
                          args=["--max-time-s", "0.05"])
-    assert len(rows) == 4 * 4
+    assert len(rows) == 6 * 4
     for r in rows:
         assert len(r["problem.varlen.q"]) == 9
         if r["kernel"] == "torch.varlen" and r["status"] == "skipped":
