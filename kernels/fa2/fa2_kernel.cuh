@@ -141,10 +141,9 @@ struct TileLoader {
 // ---- the kernel ---------------------------------------------------------------------------------
 
 // kBand: the causal/window band test (or the compressed rule) is compiled in; without it only keys
-// >= Sk are masked. kVarlen: blockIdx.z picks a sequence of a packed varlen batch (p.seq_order,
-// p.cu_q, p.cu_kv)
-// with its own lengths; its blocks past the sequence's rows return at once. A dense launch compiles
-// none of it, so its code is the same as before varlen existed.
+// >= Sk are masked. kVarlen: blockIdx.z picks, through p.seq_order, a sequence of a packed varlen
+// batch (p.cu_q, p.cu_kv) with its own lengths; its blocks past the sequence's rows return at once. A
+// dense launch compiles none of it, so its code is the same as before varlen existed.
 template <typename T, typename Tr, bool kBand, bool kVarlen = false>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Params p) {
   static_assert(!(kBand && Tr::kTight), "the tight tiles are compiled without the band mask");
