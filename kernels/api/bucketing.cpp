@@ -7,6 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "kernels/api/sequence_views.hpp"
+
 #if ATTNSCOPE_HAS_CUDA
 #include <cuda_runtime.h>
 
@@ -149,7 +151,10 @@ void copy_rows(Backend backend, void* dst, std::size_t dst_pitch, const void* sr
 class BucketedKernel final : public PreparedKernel {
  public:
   BucketedKernel(const KernelSpec& spec, const Problem& p, const Knobs& knobs)
-      : m_problem(p), m_backend(spec.backend) {
+      : m_problem(p),
+        m_backend(spec.backend),
+        m_q_starts(sequence_starts(p.varlen.q)),
+        m_kv_starts(sequence_starts(p.varlen.kv)) {
     const Knobs inner = kernel_knobs(knobs);
     const std::int64_t bucket = knob_value(knobs, kBucketKnob);
     for (DenseBucket& d : dense_buckets(p, bucket)) {
@@ -187,7 +192,8 @@ class BucketedKernel final : public PreparedKernel {
       for (std::size_t slot = 0; slot < b.bucket.sequences.size(); ++slot) {
         const std::int64_t s = b.bucket.sequences[slot];
         const auto n = static_cast<std::size_t>(p.varlen.q[static_cast<std::size_t>(s)]);
-        const auto qs = static_cast<std::size_t>(p.q_start(s)), ks = static_cast<std::size_t>(p.kv_start(s));
+        const auto qs = static_cast<std::size_t>(m_q_starts[static_cast<std::size_t>(s)]);
+        const auto ks = static_cast<std::size_t>(m_kv_starts[static_cast<std::size_t>(s)]);
         copy_rows(m_backend, b.q->get() + slot * length * q_row, 0,
                   static_cast<const char*>(a.q) + qs * q_row, 0, n * q_row, 1, a.stream);
         copy_rows(m_backend, b.k->get() + slot * length * k_row, 0,
@@ -218,7 +224,7 @@ class BucketedKernel final : public PreparedKernel {
       for (std::size_t slot = 0; slot < b.bucket.sequences.size(); ++slot) {
         const std::int64_t s = b.bucket.sequences[slot];
         const auto n = static_cast<std::size_t>(p.varlen.q[static_cast<std::size_t>(s)]);
-        const auto qs = static_cast<std::size_t>(p.q_start(s));
+        const auto qs = static_cast<std::size_t>(m_q_starts[static_cast<std::size_t>(s)]);
         copy_rows(m_backend, static_cast<char*>(a.o) + qs * o_row, 0, b.o->get() + slot * length * o_row, 0,
                   n * o_row, 1, a.stream);
         if (a.lse && b.lse) {
@@ -251,6 +257,7 @@ class BucketedKernel final : public PreparedKernel {
 
   Problem m_problem;
   Backend m_backend;
+  std::vector<std::int64_t> m_q_starts, m_kv_starts;  // each sequence's first query and key row
   std::vector<Batch> m_batches;
 };
 

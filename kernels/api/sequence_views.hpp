@@ -5,10 +5,31 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
 
 namespace attn {
+
+// The B + 1 first rows of a varlen batch's sequences (the lengths' prefix sums, the last one the
+// total), in one pass: for code that visits every sequence (Problem::q_start sums afresh per call).
+inline std::vector<std::int64_t> sequence_starts(const std::vector<std::int64_t>& lengths) {
+  std::vector<std::int64_t> out{0};
+  out.reserve(lengths.size() + 1);
+  for (const std::int64_t n : lengths) out.push_back(out.back() + n);
+  return out;
+}
+
+// The same in units of `row` elements, as int32 device arguments take them (cu_seqlens, ragged
+// offsets); callers check that the total fits.
+inline std::vector<std::int32_t> int32_sequence_starts(const std::vector<std::int64_t>& lengths,
+                                                       std::int64_t row = 1) {
+  std::vector<std::int32_t> out;
+  out.reserve(lengths.size() + 1);
+  for (const std::int64_t start : sequence_starts(lengths))
+    out.push_back(static_cast<std::int32_t>(start * row));
+  return out;
+}
 
 namespace sequence_detail {
 

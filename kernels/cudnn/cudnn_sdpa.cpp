@@ -19,6 +19,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/api/problem.hpp"
+#include "kernels/api/sequence_views.hpp"
 #include "kernels/common/device_int32_array.hpp"
 #include "kernels/cudnn/cudnn_graph.hpp"
 #include "kernels/cudnn/cudnn_sdpa_backward.hpp"
@@ -116,28 +117,21 @@ std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a;
 
 // A varlen batch on the device (cudnn-frontend's ragged "THD" layout): each sequence's length for the
 // padding mask and GEMM size overrides, each tensor's first element per sequence in place of the batch
-// stride, and the query prefix sums for the LSE scatter.
+// stride, and the query prefix sums for the LSE scatter (why_not keeps them all in int32).
 struct VarlenTensors {
   DeviceInt32Array len_q, len_kv, ragged_q, ragged_k, ragged_v, ragged_o, cu_q;
 
   explicit VarlenTensors(const Problem& p)
       : len_q(lengths(p.varlen.q)),
         len_kv(lengths(p.varlen.kv)),
-        ragged_q(starts(p.varlen.q, p.heads_q * p.head_dim)),
-        ragged_k(starts(p.varlen.kv, p.heads_kv * p.head_dim)),
-        ragged_v(starts(p.varlen.kv, p.heads_kv * p.head_dim_v)),
-        ragged_o(starts(p.varlen.q, p.heads_q * p.head_dim_v)),
-        cu_q(starts(p.varlen.q, 1)) {}
+        ragged_q(int32_sequence_starts(p.varlen.q, p.heads_q * p.head_dim)),
+        ragged_k(int32_sequence_starts(p.varlen.kv, p.heads_kv * p.head_dim)),
+        ragged_v(int32_sequence_starts(p.varlen.kv, p.heads_kv * p.head_dim_v)),
+        ragged_o(int32_sequence_starts(p.varlen.q, p.heads_q * p.head_dim_v)),
+        cu_q(int32_sequence_starts(p.varlen.q)) {}
 
   static std::vector<std::int32_t> lengths(const std::vector<std::int64_t>& n) {
     return {n.begin(), n.end()};
-  }
-  // B + 1 prefix sums of the lengths, in elements of `row` each (why_not keeps them in int32).
-  static std::vector<std::int32_t> starts(const std::vector<std::int64_t>& n, std::int64_t row) {
-    std::vector<std::int32_t> out{0};
-    std::int64_t at = 0;
-    for (const std::int64_t len : n) out.push_back(static_cast<std::int32_t>(at += len * row));
-    return out;
   }
 };
 

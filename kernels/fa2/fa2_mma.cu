@@ -22,6 +22,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
+#include "kernels/api/sequence_views.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/device_int32_array.hpp"
 #include "kernels/common/mma_sync_device.hpp"
@@ -85,7 +86,9 @@ std::string varlen_why_not(const Problem& p, int d, const TileConfig& t) {
 class DevicePrefixSums {
  public:
   explicit DevicePrefixSums(const Problem& p)
-      : m_q(sums(p, true)), m_kv(sums(p, false)), m_order(longest_first(p)) {}
+      : m_q(int32_sequence_starts(p.varlen.q)),
+        m_kv(int32_sequence_starts(p.varlen.kv)),
+        m_order(longest_first(p)) {}
   const int* q() const { return m_q.get(); }
   const int* kv() const { return m_kv.get(); }
   const int* order() const { return m_order.get(); }
@@ -98,13 +101,6 @@ class DevicePrefixSums {
       return p.varlen.q[static_cast<std::size_t>(a)] > p.varlen.q[static_cast<std::size_t>(b)];
     });
     return order;
-  }
-  static std::vector<std::int32_t> sums(const Problem& p, bool queries) {
-    std::vector<std::int32_t> out;
-    for (std::int64_t b = 0; b < p.batch; ++b)
-      out.push_back(static_cast<std::int32_t>(queries ? p.q_start(b) : p.kv_start(b)));
-    out.push_back(static_cast<std::int32_t>(queries ? p.total_q() : p.total_kv()));
-    return out;
   }
   DeviceInt32Array m_q, m_kv, m_order;
 };
