@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/api/bucketing.hpp"
+#include "kernels/api/sequence_views.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/sweep/plan.hpp"
@@ -60,6 +61,20 @@ TEST(Bucketing, BatchesByPaddedLengthShortestFirst) {
   const PaddingCost none = padding_cost(p, 1);
   EXPECT_EQ(none.launched_rows, none.real_rows);
   EXPECT_DOUBLE_EQ(none.waste(), 0.0);
+}
+
+// The one-pass prefix sums the varlen kernels upload (cu_seqlens, ragged offsets) and the bucketed
+// wrapper reads: the same rows as Problem::q_start / kv_start, the last one the total.
+TEST(Bucketing, SequenceStartsAreTheProblemsRowStarts) {
+  const Problem p = varlen_problem({1, 130, 17, 128, 64, 300}, true);
+  const std::vector<std::int64_t> starts = sequence_starts(p.varlen.q);
+  ASSERT_EQ(starts.size(), 7u);
+  for (std::int64_t b = 0; b <= p.batch; ++b)
+    EXPECT_EQ(starts[static_cast<std::size_t>(b)], p.q_start(b)) << b;
+  EXPECT_EQ(starts.back(), p.total_q());
+  const std::vector<std::int32_t> ragged = int32_sequence_starts(p.varlen.q, p.heads_q * p.head_dim);
+  EXPECT_EQ(ragged, (std::vector<std::int32_t>{0, 64, 8384, 9472, 17664, 21760, 40960}));
+  EXPECT_EQ(sequence_starts({}), (std::vector<std::int64_t>{0}));
 }
 
 TEST(Bucketing, PaddingCostCountsCausalPairs) {
