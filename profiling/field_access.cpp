@@ -92,5 +92,21 @@ FieldValue get_compress_stride(const CaseResult& c) { return c.problem.compress.
 std::string set_compress_stride(CaseResult& c, const FieldValue& v) {
   return from_value(v, c.problem.compress.stride);
 }
+FieldValue get_select_block(const CaseResult& c) { return c.problem.select.block; }
+std::string set_select_block(CaseResult& c, const FieldValue& v) {
+  return from_value(v, c.problem.select.block);
+}
+FieldValue get_select_count(const CaseResult& c) { return c.problem.select.count; }
+std::string set_select_count(CaseResult& c, const FieldValue& v) {
+  return from_value(v, c.problem.select.count);
+}
+FieldValue get_select_seed(const CaseResult& c) { return static_cast<std::int64_t>(c.problem.select.seed); }
+std::string set_select_seed(CaseResult& c, const FieldValue& v) {
+  std::int64_t seed = 0;
+  if (auto why = from_value(v, seed); !why.empty()) return why;
+  if (seed < 0) return "a seed >= 0, got " + std::to_string(seed);
+  c.problem.select.seed = static_cast<std::uint64_t>(seed);
+  return {};
+}
 
 }  // namespace attn::field_access

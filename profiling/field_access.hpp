@@ -149,5 +149,11 @@ FieldValue get_compress_block(const CaseResult& c);
 std::string set_compress_block(CaseResult& c, const FieldValue& v);
 FieldValue get_compress_stride(const CaseResult& c);
 std::string set_compress_stride(CaseResult& c, const FieldValue& v);
+FieldValue get_select_block(const CaseResult& c);
+std::string set_select_block(CaseResult& c, const FieldValue& v);
+FieldValue get_select_count(const CaseResult& c);
+std::string set_select_count(CaseResult& c, const FieldValue& v);
+FieldValue get_select_seed(const CaseResult& c);
+std::string set_select_seed(CaseResult& c, const FieldValue& v);
 
 }  // namespace attn::field_access

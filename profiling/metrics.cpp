@@ -10,6 +10,7 @@
 #include <span>
 
 #include "kernels/api/plugin_loader.hpp"
+#include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/command_line.hpp"
 #include "profiling/sweep/varlen_axis.hpp"
 
@@ -355,6 +356,7 @@ std::string ncu_command_for(const std::string& attnscope_exe, const std::string&
   o.causal = p.causal ? "1" : "0";
   o.window = window;
   if (p.compress.active()) o.compress = fmt::format("{},{}", p.compress.block, p.compress.stride);
+  if (p.select.active()) o.select = select_text(p.select);
   if (p.varlen.active()) o.varlen = varlen_list_text(p);             // the case's own lengths
   if (p.pass != Pass::fwd) o.pass = std::string(to_string(p.pass));  // its NVTX range names the pass
   o.l2 = std::string(to_string(protocol.l2));

@@ -53,6 +53,7 @@ Fields group_fields(const Problem& p, CrossAxis a, bool tokens, bool hidden) {
   else
     f.emplace_back("window", fmt::format("[{}, {}]", p.window.left, p.window.right));
   f.emplace_back("compress", fmt::format("[{}, {}]", p.compress.block, p.compress.stride));
+  f.emplace_back("select", fmt::format("[{}, {}, {}]", p.select.block, p.select.count, p.select.seed));
   f.emplace_back("pass", fmt::format("\"{}\"", to_string(p.pass)));  // shown only where it varies
   if (a != CrossAxis::batch) {
     if (tokens)
@@ -226,7 +227,7 @@ CrossoverResult find_crossovers(const std::vector<CaseResult>& cases, const Cros
       if (!varying.contains(field.first)) continue;
       out.fields.push_back(field);
       if (field.first != "dtype" && field.first != "causal" && field.first != "window" &&
-          field.first != "compress" && field.first != "window_right")
+          field.first != "compress" && field.first != "select" && field.first != "window_right")
         out.label += " " + field.first + "=" + plain(field.second);
     }
     std::set<std::int64_t> values;

@@ -331,6 +331,15 @@ Problem problem_from(const json& j, const std::string& path) {
     p.compress.block = as_int64((*c)[0], cpath + "[0]");
     p.compress.stride = as_int64((*c)[1], cpath + "[1]");
   }
+  if (const json* s = find(j, "select")) {
+    const std::string spath = child(path, "select");
+    if (!s->is_array() || s->size() != 3) fail(spath, "expected [block, count, seed], got " + s->dump());
+    p.select.block = as_int64((*s)[0], spath + "[0]");
+    p.select.count = as_int64((*s)[1], spath + "[1]");
+    const std::int64_t seed = as_int64((*s)[2], spath + "[2]");
+    if (seed < 0) fail(spath + "[2]", "expected a seed >= 0, got " + std::to_string(seed));
+    p.select.seed = static_cast<std::uint64_t>(seed);
+  }
   if (const json* v = find(j, "varlen")) {
     const std::string vpath = child(path, "varlen");
     if (!v->is_object()) fail(vpath, "expected {\"q\": [lengths], \"kv\": [lengths]}, got " + v->dump());
@@ -386,6 +395,8 @@ void to_json(json& j, const Problem& p) {
   if (p.pass != Pass::fwd) j["pass"] = std::string(to_string(p.pass));  // absent: the forward
   if (p.compress != Compress{})                                         // absent: none
     j["compress"] = json::array({p.compress.block, p.compress.stride});
+  if (p.select != Select{})  // absent: none
+    j["select"] = json::array({p.select.block, p.select.count, static_cast<std::int64_t>(p.select.seed)});
   if (p.varlen.active()) j["varlen"] = {{"q", p.varlen.q}, {"kv", p.varlen.kv}};  // absent: dense
 }
 

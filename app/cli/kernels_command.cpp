@@ -48,6 +48,9 @@ std::vector<Probe> probes(DType t) {
   compressed.compress = {32, 16};
   compressed.seq_kv = compressed.compress.blocks_at(compressed.seq_q - 1);
   v.push_back({"cmp", compressed});
+  Problem selected = base_problem(t);
+  selected.select = {64, 2, 0};
+  v.push_back({"sel", selected});
   Problem varlen = base_problem(t);
   varlen.varlen.q = varlen.varlen.kv = {256, 100, 17};
   varlen.batch = 3;

@@ -79,6 +79,12 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               "none = off",
               kSweepGroup);
   text_option(
+      cmd, "--select", o.select, "L,N[,SEED][;...]",
+      "NSA's selected branch: each query block of L rows attends (causally) to N key blocks of L keys, "
+      "per KV head: the diagonal block, block 0 and N-2 drawn from SEED (default 0); Sk = Sq; several "
+      "separated by ';'; none = off",
+      kSweepGroup);
+  text_option(
       cmd, "--varlen", o.varlen, "KIND[;...]",
       "variable-length batches of `batch` sequences up to seq tokens (Sq = Sk each, packed): uniform[:LO], "
       "lognormal:MEAN:SIGMA, list:L1,L2,.. or file:PATH, each optionally @SEED (default: --seed); several "

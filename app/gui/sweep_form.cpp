@@ -54,6 +54,7 @@ std::string group_field_text(const SweepGroup& g, const std::string& key) {
   if (key == "causal") return join_map(g.causal, [](int c) { return std::to_string(c); });
   if (key == "window") return join_map(g.window, window_text, ";");
   if (key == "compress") return format_compress_axis(g.compress);
+  if (key == "select") return format_select_axis(g.select);
   if (key == "varlen") return format_varlen_axis(g.varlen);
   if (key == "pass") return join_map(g.pass, [](Pass p) { return std::string(to_string(p)); });
   return "";
@@ -100,6 +101,10 @@ const std::vector<FormField>& axis_fields() {
       {"compress", "NSA compressed", "--compress", &SweepForm::compress, &SweepOverrides::compress,
        "l,d: keys are blocks of l positions at stride d (Sk defaults to their count); several with ';'; "
        "none"},
+      {"select", "NSA selected", "--select", &SweepForm::select, &SweepOverrides::select,
+       "l',n[,seed]: each query block of l' rows sees n causal key blocks of l' (diagonal, block 0, n-2 "
+       "drawn); "
+       "several with ';'; none"},
       {"varlen", "varlen", "--varlen", &SweepForm::varlen, &SweepOverrides::varlen,
        "variable-length batch up to seq: uniform[:LO], lognormal:MEAN:SIGMA, list:.., file:PATH [@SEED]; "
        "none"},

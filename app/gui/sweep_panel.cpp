@@ -26,7 +26,7 @@ std::string field_hint(const GuiState& s, const FormField& f) {
   if (key == "heads_kv") return "= heads";
   if (key == "seq_kv") return "= seq";
   if (key == "head_dim_v") return "= head dim";
-  if (key == "window" || key == "compress" || key == "varlen") return "none";
+  if (key == "window" || key == "compress" || key == "select" || key == "varlen") return "none";
   if (key == "causal") return "0";
   if (key == "pass") return "fwd";
   if (key == "dtype") return s.preview.backend == Backend::cpu ? "fp32" : "fp16";

@@ -134,6 +134,9 @@ struct KernelSpec {
   // before the mask existed (a plug-in, a Python callable) refuses such problems instead of
   // computing them as unmasked.
   bool compressed_mask = false;
+  // Takes NSA's selected branch (Problem::select), reading the index tensor of selected_blocks.hpp.
+  // Off by default for the same reason.
+  bool selected_branch = false;
   // Takes variable-length batches (Problem::varlen, packed rows); backward_why_not may still refuse
   // them for the backward.
   bool varlen = false;
@@ -151,6 +154,10 @@ inline std::string kernel_why_not(const KernelSpec& k, const Problem& p, const K
     return k.id + " does not implement NSA's compressed-branch mask (compress = " +
            std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride) +
            "); `attnscope kernels` marks those that do in its cmp column";
+  if (p.select.active() && !k.selected_branch)
+    return k.id + " does not implement NSA's selected branch (select = " + std::to_string(p.select.block) +
+           "," + std::to_string(p.select.count) +
+           "); `attnscope kernels` marks those that do in its sel column";
   if (p.varlen.active() && !k.varlen)
     return k.id + " does not take variable-length batches (varlen, " + std::to_string(p.batch) +
            " sequences of " + std::to_string(p.total_q()) +
@@ -163,6 +170,9 @@ inline std::string backward_why_not(const KernelSpec& k, const Problem& p, const
   if (const int bucket = knob_value(knobs, kBucketKnob); bucket != 0)
     return "bucket = " + std::to_string(bucket) +
            ": dense-bucketed execution runs the forward only (pass = " + std::string(to_string(p.pass)) + ")";
+  if (p.select.active())
+    return "select = (" + std::to_string(p.select.block) + "," + std::to_string(p.select.count) +
+           "): the selected branch is measured forward only (pass = " + std::string(to_string(p.pass)) + ")";
   if (!k.backward_why_not)
     return k.id + " has no backward pass (pass = " + std::string(to_string(p.pass)) +
            "); run it with pass = fwd";

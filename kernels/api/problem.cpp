@@ -74,11 +74,28 @@ Wide compressed_pairs(const Problem& p) {
   return d * sk * (sk - 1) / 2 + sk * (top + 1 - (sk - 1) * d);
 }
 
+// The selected branch's pairs (Problem::Select): the rows of the first n query blocks see every
+// causal key, R (R + 1) / 2 with R = min(S, n l'); each later row sees n - 1 whole blocks and its
+// diagonal block up to itself, T (n - 1) l' over the T rows past n l', plus a triangle per query
+// block (F whole ones of l' rows and one of the remaining r).
+Wide selected_pairs(const Problem& p) {
+  const Wide l = p.select.block, n = p.select.count, s = p.seq_q;
+  const Wide dense_rows = std::min(s, n * l);
+  Wide pairs = dense_rows * (dense_rows + 1) / 2;
+  const Wide rest = s - dense_rows;
+  if (rest > 0) {
+    const Wide whole = rest / l, r = rest % l;
+    pairs += rest * (n - 1) * l + whole * (l * (l + 1) / 2) + r * (r + 1) / 2;
+  }
+  return pairs;
+}
+
 // The exact pair count of one (batch, head). Row i sees keys [max(0, d - L), min(Sk, d + A)) with
 // d = i + Sk - Sq, A = 1 (causal), R + 1 (right window) or none; its count is max(0, min of the
 // lines Sk, Sk + L - d, d + A, A + L) (each line kept only where its bounds exist).
 Wide exact_pairs(const Problem& p) {
   if (p.compress.active()) return compressed_pairs(p);
+  if (p.select.active()) return selected_pairs(p);
   const bool has_left = p.window.left >= 0;
   std::optional<Wide> reach;  // A: keys visible past the diagonal, + 1
   if (p.causal) reach = 1;
@@ -193,6 +210,23 @@ std::string Problem::validate() const {
            (causal ? std::string("causal = 1")
                    : "window = (" + std::to_string(window.left) + "," + std::to_string(window.right) + ")") +
            ": the compressed branch is its own causal rule; set causal = 0 and no window";
+  if (select.active()) {
+    const std::string sel =
+        "select = (" + std::to_string(select.block) + "," + std::to_string(select.count) + ")";
+    if (varlen.active())
+      return sel + " with varlen: the selected branch of a variable-length batch is not supported yet";
+    if (compress.active())
+      return sel + " with compress: a problem is one NSA branch; sweep them as two cases";
+    if (causal || window.active())
+      return sel + " with " +
+             (causal
+                  ? std::string("causal = 1")
+                  : "window = (" + std::to_string(window.left) + "," + std::to_string(window.right) + ")") +
+             ": the selected branch is its own causal rule; set causal = 0 and no window";
+    if (seq_q != seq_kv)
+      return sel + " with seq_q = " + std::to_string(seq_q) + ", seq_kv = " + std::to_string(seq_kv) +
+             ": the selected branch is self-attention over one sequence; make seq_kv = seq_q";
+  }
   return {};
 }
 
@@ -216,6 +250,9 @@ std::string Problem::validate_sizes() const {
       (!compress.active() && compress.stride != 0))
     return "compress = (" + std::to_string(compress.block) + "," + std::to_string(compress.stride) +
            "): block l and stride d must both be >= 1 (or both 0: no compressed branch)";
+  if (select.block < 0 || (select.active() && select.count < 1) || (!select.active() && select.count != 0))
+    return "select = (" + std::to_string(select.block) + "," + std::to_string(select.count) +
+           "): block l' and count n must both be >= 1 (or both 0: no selected branch)";
   if (!varlen.active()) {
     if (!varlen.kv.empty()) return "varlen: kv lengths without q lengths";
     return {};
@@ -246,6 +283,17 @@ std::string Problem::shape_label() const {
 std::string Problem::mask_label() const {
   if (compress.active())
     return "cmp" + std::to_string(compress.block) + "," + std::to_string(compress.stride);
+  if (select.active()) {  // appended piece by piece: GCC 12's -Wrestrict
+    std::string m = "sel";
+    m += std::to_string(select.block);
+    m += 'x';
+    m += std::to_string(select.count);
+    if (select.seed != 0) {
+      m += 's';
+      m += std::to_string(select.seed);
+    }
+    return m;
+  }
   std::string m = causal ? "causal" : "";
   if (window.active()) {
     if (!m.empty()) m += "+";

@@ -36,6 +36,23 @@ struct Compress {
   friend bool operator==(const Compress&, const Compress&) = default;
 };
 
+// NSA's selected branch (arXiv 2502.11089, section 3.3.3): block-sparse causal attention in which the
+// keys come in blocks of `block` (l') positions and each query block of the same l' rows shares, per
+// KV head (so across its GQA group, as NSA's kernel does), `count` (n) selected key blocks: row i sees
+// key j iff j <= i and block j / l' is selected for (batch, KV head, i / l'). Query block q has the
+// q + 1 causal candidates 0..q; with n or fewer it takes them all, else the diagonal block q, block 0
+// and n - 2 of 1..q-1 drawn from `seed` (selected_blocks.hpp), so every row past the first n blocks
+// sees n - 1 whole blocks and its own diagonal triangle whatever the draw: the pair count is closed
+// form. Self-attention (Sq = Sk) and its own causal rule: no causal flag, window, compress or varlen.
+struct Select {
+  std::int64_t block = 0;  // l'; 0 = not a selected-branch problem
+  std::int64_t count = 0;  // n
+  std::uint64_t seed = 0;
+  bool active() const { return block > 0; }
+  std::int64_t query_blocks(std::int64_t seq) const { return (seq + block - 1) / block; }
+  friend bool operator==(const Select&, const Select&) = default;
+};
+
 // A variable-length batch (FlashAttention's varlen): `batch` sequences of their own lengths, packed
 // back to back. Sequence b has q[b] queries and kv[b] keys; its rows start at the prefix sums of the
 // lengths before it, and its LSE block [Hq, q[b]] at Hq x that prefix, so each sequence is a dense
@@ -65,6 +82,7 @@ struct Problem {
   bool causal = false;
   Window window;
   Compress compress;
+  Select select;
   VarLen varlen;
   Layout layout = Layout::bshd;
   // What a case computes on this shape; the forward by default. Part of the problem so that every
@@ -81,8 +99,11 @@ struct Problem {
     std::int64_t last;
     std::int64_t size() const { return last > first ? last - first : 0; }
   };
+  // A selected-branch problem: the causal envelope [0, i + 1), of which only the selected blocks are
+  // visible (selected_blocks.hpp answers per batch and KV head).
   KeyRange visible_keys(std::int64_t i) const {
     if (compress.active()) return {0, std::min(seq_kv, compress.blocks_at(i))};
+    if (select.active()) return {0, std::min(seq_kv, i + 1)};
     const std::int64_t diag = i + diagonal_offset();
     std::int64_t first = 0;
     std::int64_t last = seq_kv;
@@ -91,6 +112,7 @@ struct Problem {
     if (window.left >= 0) first = std::max(first, diag - window.left);
     return {first, std::max(first, last)};
   }
+  // The band/compressed rule alone; a selected branch also needs selected_blocks.hpp's test.
   bool visible(std::int64_t i, std::int64_t j) const {
     const KeyRange r = visible_keys(i);
     return j >= r.first && j < r.last;
@@ -131,14 +153,16 @@ struct Problem {
   // Empty when the shape is well formed; otherwise names the field, its value and what is allowed.
   std::string validate() const;
   // The part of validate() no planned case can violate (every size >= 1, window sides >= -1,
-  // compress both >= 1 or both 0, one length >= 1 per varlen sequence with Sq and Sk the longest):
-  // a record breaking it was not written by attnscope. validate() adds the GQA grouping rule and
-  // that a compressed problem has no causal flag, window or varlen.
+  // compress and select both >= 1 or both 0, one length >= 1 per varlen sequence with Sq and Sk the
+  // longest): a record breaking it was not written by attnscope. validate() adds the GQA grouping
+  // rule and that a compressed or selected problem has no causal flag, window or varlen (and a
+  // selected one Sq = Sk and no compress).
   std::string validate_sizes() const;
 
   // "2x16x8192x128" (B x Hq x Sq x D), the NVTX/label form; full_label() adds everything else.
   std::string shape_label() const;
-  std::string mask_label() const;  // "full", "causal", "win64,0", "causal+win128,-1", "cmp32,16"
+  std::string mask_label() const;  // "full", "causal", "win64,0", "causal+win128,-1", "cmp32,16",
+                                   // "sel64x16" (seed 0), "sel64x16s7"
   std::string full_label() const;  // ends with " bwd" / " fwd+bwd" for those passes
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/selected_blocks.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace attn {
@@ -18,10 +19,14 @@ struct Strides {
 };
 
 void reference_row(const Problem& p, const float* q, const float* k, const float* v, double scale,
-                   const RowIndex& r, std::vector<double>& scores, double* o_row, double* lse_out) {
+                   const RowIndex& r, std::vector<double>& scores, double* o_row, double* lse_out,
+                   SliceOrigin origin = {}) {
   const std::int64_t D = p.head_dim, Dv = p.head_dim_v;
   const std::int64_t group = p.heads_q / p.heads_kv;
   const std::int64_t hk = r.h / group;
+  std::vector<std::int64_t> selected;  // the row's query block's key blocks (a selected branch)
+  if (p.select.active())
+    selected = selected_blocks(p, origin.batch + r.b, origin.kv_head + hk, r.i / p.select.block);
   const float* qr = q + ((r.b * p.seq_q + r.i) * p.heads_q + r.h) * D;
   const auto keys = p.visible_keys(r.i);
   for (std::int64_t d = 0; d < Dv; ++d) o_row[d] = 0.0;
@@ -36,6 +41,8 @@ void reference_row(const Problem& p, const float* q, const float* k, const float
     double s = 0.0;
     for (std::int64_t d = 0; d < D; ++d) s += static_cast<double>(qr[d]) * static_cast<double>(kr[d]);
     s *= scale;
+    if (p.select.active() && !selected_visible(p, selected, r.i, j))
+      s = -std::numeric_limits<double>::infinity();
     scores[static_cast<std::size_t>(j - keys.first)] = s;
     mx = std::max(mx, s);
   }
@@ -77,13 +84,14 @@ void cpu_reference_attention(const Problem& p, const float* q, const float* k, c
 }
 
 void cpu_reference_rows(const Problem& p, const float* q, const float* k, const float* v, double scale,
-                        std::span<const RowIndex> rows, double* o_rows, double* lse_rows) {
+                        std::span<const RowIndex> rows, double* o_rows, double* lse_rows,
+                        SliceOrigin origin) {
   parallel_for(static_cast<std::int64_t>(rows.size()), [&](std::int64_t n) {
     std::vector<double> scores;
     const RowIndex& r = rows[static_cast<std::size_t>(n)];
     double* o_row = o_rows + n * p.head_dim_v;
     double* lse_row = lse_rows ? lse_rows + n : nullptr;
-    if (!p.varlen.active()) return reference_row(p, q, k, v, scale, r, scores, o_row, lse_row);
+    if (!p.varlen.active()) return reference_row(p, q, k, v, scale, r, scores, o_row, lse_row, origin);
     const std::int64_t qs = p.q_start(r.b), ks = p.kv_start(r.b);
     reference_row(p.sequence(r.b), q + qs * p.heads_q * p.head_dim, k + ks * p.heads_kv * p.head_dim,
                   v + ks * p.heads_kv * p.head_dim_v, scale, RowIndex{0, r.h, r.i}, scores, o_row, lse_row);
@@ -147,6 +155,7 @@ KernelSpec make_cpu_reference_spec() {
   s.description = "CPU oracle: exact two-pass softmax with fp64 accumulation, every mask; exact backward";
   s.backend = Backend::cpu;
   s.compressed_mask = true;
+  s.selected_branch = true;
   s.varlen = true;
   s.why_not = cpu_why_not;
   s.backward_why_not = cpu_why_not;

@@ -19,9 +19,17 @@ struct RowIndex {
 void cpu_reference_attention(const Problem& p, const float* q, const float* k, const float* v, double scale,
                              double* o, double* lse);
 
+// Where a slice of a larger problem starts: added to a row's batch and KV head to find its selected
+// blocks (Problem::Select), whose draw follows the full problem's coordinates.
+struct SliceOrigin {
+  std::int64_t batch = 0, kv_head = 0;
+};
+
 // The same for selected rows only: o_rows is [rows.size(), Dv], lse_rows [rows.size()] (nullable).
+// `origin`: p is a slice (one sequence, one head) of a selected-branch problem.
 void cpu_reference_rows(const Problem& p, const float* q, const float* k, const float* v, double scale,
-                        std::span<const RowIndex> rows, double* o_rows, double* lse_rows);
+                        std::span<const RowIndex> rows, double* o_rows, double* lse_rows,
+                        SliceOrigin origin = {});
 
 // The exact gradients of sum(dO * O) (docs/design.md "Passes"), fp64 throughout: dq [B, Sq, Hq, D],
 // dk [B, Sk, Hkv, D], dv [B, Sk, Hkv, Dv] (BSHD), dK and dV summed over the query heads of each

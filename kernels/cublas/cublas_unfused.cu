@@ -22,6 +22,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_int32_array.hpp"
 #include "kernels/cublas/batch_dims.hpp"
 #include "kernels/cublas/cublas_unfused_backward.hpp"
 #include "kernels/naive/row_softmax.cuh"
@@ -75,12 +76,13 @@ std::string cublas_why_not(const Problem& p, const Knobs&) {
     if (v > INT_MAX)
       return "shape " + p.shape_label() +
              ": cublas.unfused passes B*Hq, Sq, Sk, Hq*D, Hq*Dv and B*Hq*Sq as int (at most 2^31-1)";
-  return {};
+  return row_softmax_select_why_not(p, "cublas.unfused");
 }
 
 class CublasUnfusedKernel final : public PreparedKernel {
  public:
-  explicit CublasUnfusedKernel(const Problem& p) : m_problem(p) {
+  explicit CublasUnfusedKernel(const Problem& p)
+      : m_problem(p), m_selected(p.select.active() ? selected_block_table(p) : std::vector<std::int32_t>{}) {
     ATTN_CUBLAS_CHECK(cublasCreate(&m_handle));
     const auto status = cublasSetMathMode(m_handle, CUBLAS_DEFAULT_MATH);  // no TF32 for fp32 inputs
     if (status != CUBLAS_STATUS_SUCCESS) {
@@ -138,7 +140,8 @@ class CublasUnfusedKernel final : public PreparedKernel {
                                           const_cast<void**>(arr(2)), CUDA_R_32F, sk, n_batch,
                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 
-    const RowSoftmaxParams sp{make_device_mask(pr), pr.seq_q, pr.seq_kv, a.scale};
+    RowSoftmaxParams sp{make_device_mask(pr), pr.seq_q, pr.seq_kv, a.scale};
+    sp.mask.sel = m_selected.get();
     const auto rows = static_cast<unsigned>(count * pr.seq_q);
     dispatch_dtype(pr.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -163,6 +166,7 @@ class CublasUnfusedKernel final : public PreparedKernel {
 
  private:
   Problem m_problem;
+  DeviceInt32Array m_selected;  // a selected branch's index tensor (selected_blocks.hpp)
   cublasHandle_t m_handle = nullptr;
   std::size_t m_p_offset = 0, m_ptr_offset = 0, m_cublas_offset = 0, m_total = 0;
   const void* m_forward_p = nullptr;  // P of the last forward, in its workspace
@@ -178,6 +182,7 @@ KernelSpec make_cublas_unfused_spec() {
       "materialised backward (P kept from the forward)";
   s.backend = Backend::cuda;
   s.compressed_mask = true;
+  s.selected_branch = true;
   s.why_not = cublas_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs& k) { return cublas_why_not(p, k); };
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {

@@ -142,12 +142,17 @@ struct TileLoader {
 
 // kBand: the causal/window band test (or the compressed rule) is compiled in; without it only keys
 // >= Sk are masked. kVarlen: blockIdx.z picks, through p.seq_order, a sequence of a packed varlen
-// batch (p.cu_q, p.cu_kv) with its own lengths; its blocks past the sequence's rows return at once. A
-// dense launch compiles none of it, so its code is the same as before varlen existed.
-template <typename T, typename Tr, bool kBand, bool kVarlen = false>
+// batch (p.cu_q, p.cu_kv) with its own lengths; its blocks past the sequence's rows return at once.
+// kSelect: NSA's selected branch: the CTA's rows lie in one query block, whose selected key blocks
+// (p.sel) become a list of key tiles in shared memory, visited from the diagonal down; the causal
+// band masks the diagonal tiles. A dense launch compiles none of it, so its code is the same as before
+// varlen and the selected branch existed.
+template <typename T, typename Tr, bool kBand, bool kVarlen = false, bool kSelect = false>
 __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Params p) {
   static_assert(!(kBand && Tr::kTight), "the tight tiles are compiled without the band mask");
   static_assert(!kVarlen || kBand, "varlen launches take the band kernel: its tests follow each sequence");
+  static_assert(!kSelect || (kBand && !kVarlen && Tr::kBr == kSelectRows),
+                "selected-branch launches take the causal band, dense rows and 64-row tiles");
   constexpr int D = Tr::kD, Bc = Tr::kBc, Br = Tr::kBr, kMT = Tr::kMTiles;
   constexpr int kSub = Tr::kSub;
   constexpr int kNT = kSub / 8;              // n8 tiles of S in one sub-tile
@@ -199,8 +204,32 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     if (p.left >= 0) key_lo = max(0, row0 + diag_off - p.left);
     key_hi = band_end(p, row_last, seq_q, seq_kv);
   }
-  const int n_lo = key_lo / Bc;
-  const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : n_lo;
+  const int band_lo = key_lo / Bc;
+  const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : band_lo;
+  // The selected branch's visit list: the diagonal block's tiles up to the last row, then each other
+  // selected block's tiles, from the highest key down (as the band kernel's order).
+  int sel_iters = 0;
+  int* const s_tiles = reinterpret_cast<int*>(s_v + Tr::kSmemKV);
+  if constexpr (kSelect) {
+    const int tiles_per_block = p.sel_block / Bc, qb = row0 / p.sel_block;
+    const int* sel_row =
+        p.sel +
+        ((static_cast<std::int64_t>(b) * p.heads_kv + h / p.group) * p.sel_qblocks + qb) * p.sel_count;
+    int selected = 0;  // entries before the -1 padding; the last is the diagonal block qb
+    for (int e = 0; e < p.sel_count; ++e) selected += sel_row[e] >= 0 ? 1 : 0;
+    const int diag_tiles = (row_last - qb * p.sel_block) / Bc + 1;
+    sel_iters = diag_tiles + (selected - 1) * tiles_per_block;
+    for (int it = tid; it < sel_iters; it += Tr::kThreads) {
+      const int rest = it - diag_tiles;
+      s_tiles[it] = rest < 0 ? qb * tiles_per_block + diag_tiles - 1 - it
+                             : sel_row[selected - 2 - rest / tiles_per_block] * tiles_per_block +
+                                   tiles_per_block - 1 - rest % tiles_per_block;
+    }
+  }
+
+  // The loop's counter runs n_hi - 1 down to n_lo: the key tiles themselves for the band kernel,
+  // the visit list's positions (from its end) for the selected branch.
+  const int n_lo = kSelect ? n_hi - sel_iters : band_lo;
   // Keys fully visible to every row of the block: [full_lo, full_hi).
   int full_lo = 0, full_hi = seq_kv;
   if constexpr (kBand) {
@@ -259,21 +288,25 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   constexpr std::uint32_t kKBufBytes = Tr::kSmemKV * 2;
   std::uint32_t k_buf = 0;  // [bytes] offset of K_n's buffer; K_{n-1} goes to the other one
   for (int n = n_hi - 1; n >= n_lo; --n) {
+    // The key tile of this iteration, and of the next (the selected branch's list starts with the
+    // same diagonal tile n_hi - 1 as the band kernel).
+    const int kt = kSelect ? s_tiles[n_hi - 1 - n] : n;
     cp_async_wait_all();
     // K_n (and Q) landed; every warp finished the last tile's PV (s_v free) and QK (the other K
     // buffer free): issue V_n and K_{n-1} now, each overlapping everything up to its first use.
     __syncthreads();
-    loader().template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, n * Bc, seq_kv, p.kv_row_stride);
+    loader().template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, kt * Bc, seq_kv, p.kv_row_stride);
     cp_async_commit();
     const bool more = n > n_lo;
+    const int kt_next = kSelect ? (more ? s_tiles[n_hi - n] : kt) : n - 1;
     if (Tr::kKBufs == 2 && more) {
       loader().template load<Bc>(a_k + (k_buf ^ kKBufBytes), static_cast<const T*>(p.k) + kv_off,
-                                 (n - 1) * Bc, seq_kv, p.kv_row_stride);
+                                 kt_next * Bc, seq_kv, p.kv_row_stride);
       cp_async_commit();
     }
     const std::uint32_t k_lane_n = k_lane + k_buf;
 
-    const int key0 = n * Bc;
+    const int key0 = kt * Bc;
     // Mask only tiles that cross the band's edges or the end of the keys.
     const bool need_mask = kBand ? (key0 < full_lo || key0 + Bc > full_hi) : (key0 + Bc > seq_kv);
 
@@ -332,7 +365,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
       cp_async_wait_all();
     __syncthreads();  // V_n landed for every thread's copies (and, one buffer: K_n is free)
     if (Tr::kKBufs == 1 && more) {
-      loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n - 1) * Bc, seq_kv,
+      loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, kt_next * Bc, seq_kv,
                                  p.kv_row_stride);
       cp_async_commit();
     }

@@ -22,6 +22,7 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
+#include "kernels/api/selected_blocks.hpp"
 #include "kernels/api/sequence_views.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/device_int32_array.hpp"
@@ -64,9 +65,27 @@ bool is_compiled(int d, const TileConfig& t) {
 }
 
 // Causal, windowed or compressed: the kernel with the band test compiled in runs (fill_params' rule).
-// So does a varlen batch, whose per-sequence key ends the band test follows.
+// So does a varlen batch, whose per-sequence key ends the band test follows, and the selected branch.
 bool has_band(const Problem& p) {
-  return p.causal || p.window.active() || p.compress.active() || p.varlen.active();
+  return p.causal || p.window.active() || p.compress.active() || p.varlen.active() || p.select.active();
+}
+
+// The selected branch runs its own tile (select_tiles: 64 rows, 64 keys), whose rows share one query
+// block's list of key blocks and whose key tiles each lie in one key block.
+std::string select_why_not(const Problem& p, int d, const Knobs& knobs) {
+  const TileConfig st = fa2::select_tiles(d);
+  if (const TileConfig t = requested_tiles(knobs, st); !(t == st))
+    return "knobs br/bc/warps/stages = " + fa2::to_string(t) + ": the selected branch runs only tiles " +
+           fa2::to_string(st) + " at D=" + std::to_string(d);
+  const std::string sel =
+      "select = (" + std::to_string(p.select.block) + "," + std::to_string(p.select.count) + ")";
+  if (p.select.block % fa2::kSelectRows != 0)
+    return sel +
+           ": fa2.mma's selected-branch tile is 64 query rows x 64 keys, so l' must be a multiple of 64";
+  if (p.select.count * (p.select.block / st.bc) > fa2::kMaxSelectTiles)
+    return sel + ": a query block would visit " + std::to_string(p.select.count * (p.select.block / st.bc)) +
+           " key tiles; fa2.mma lists at most " + std::to_string(fa2::kMaxSelectTiles) + " a CTA";
+  return selected_table_why_not(p, "fa2.mma", std::int64_t{1} << 30);
 }
 
 // The varlen kernel indexes packed rows through int prefix sums.
@@ -118,6 +137,7 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
     return "seq_q = " + std::to_string(p.seq_q) +
            ": fa2.mma takes NSA's compressed branch up to seq_q = 2^24 (its key x stride test is 32-bit)";
   const int d = static_cast<int>(p.head_dim);
+  if (p.select.active()) return select_why_not(p, d, knobs);
   const bool band = has_band(p);
   // The base the knobs modify: the default tile for this mask, shared memory aside (prepare checks it).
   const TileConfig t = requested_tiles(knobs, fa2::default_tiles(d, p.dtype, band, 0, 1 << 30).tiles);
@@ -162,6 +182,8 @@ class Fa2MmaKernel final : public PreparedKernel {
  public:
   Fa2MmaKernel(const Problem& p, const TileConfig& t) : m_problem(p), m_tiles(t) {
     if (p.varlen.active()) m_prefix_sums = std::make_unique<DevicePrefixSums>(p);
+    // The index tensor, uploaded once like cu_seqlens: an input of the problem, not timed work.
+    if (p.select.active()) m_selected = std::make_unique<DeviceInt32Array>(selected_block_table(p));
   }
 
   bool writes_lse() const override { return true; }
@@ -177,6 +199,7 @@ class Fa2MmaKernel final : public PreparedKernel {
       prm.cu_kv = m_prefix_sums->kv();
       prm.seq_order = m_prefix_sums->order();
     }
+    if (m_selected) prm.sel = m_selected->get();
     const bool band = has_band(pr);
     const int d = static_cast<int>(pr.head_dim);
     if (pr.dtype == DType::fp16)
@@ -194,6 +217,7 @@ class Fa2MmaKernel final : public PreparedKernel {
   Problem m_problem;
   TileConfig m_tiles;
   std::unique_ptr<DevicePrefixSums> m_prefix_sums;  // varlen batches only
+  std::unique_ptr<DeviceInt32Array> m_selected;     // the selected branch's index tensor only
 };
 
 std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs) {
@@ -203,9 +227,11 @@ std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs
   const int d = static_cast<int>(p.head_dim);
   const fa2::TileChoice choice =
       fa2::default_tiles(d, p.dtype, has_band(p), dev.major * 10 + dev.minor, smem_optin);
-  const TileConfig t = requested_tiles(knobs, choice.tiles);
-  if (fa2::smem_bytes(d, t) > smem_optin)
-    throw Unsupported("tiles " + fa2::to_string(t) + " need " + std::to_string(fa2::smem_bytes(d, t)) +
+  const TileConfig t = requested_tiles(knobs, p.select.active() ? fa2::select_tiles(d) : choice.tiles);
+  const int list_bytes = p.select.active() ? fa2::select_list_bytes(fa2::kMaxSelectTiles) : 0;
+  if (fa2::smem_bytes(d, t) + list_bytes > smem_optin)
+    throw Unsupported("tiles " + fa2::to_string(t) + " need " +
+                      std::to_string(fa2::smem_bytes(d, t) + list_bytes) +
                       " bytes of shared memory, this GPU allows " + std::to_string(smem_optin) + " a block");
   return std::make_unique<Fa2MmaKernel>(p, t);
 }
@@ -217,7 +243,8 @@ KernelSpec make_fa2_mma_spec() {
   s.id = "fa2.mma";
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
-      "softmax, O in registers; causal/window/NSA compressed/GQA/varlen; FA2 backward (D 32-128, varlen too, "
+      "softmax, O in registers; causal/window/NSA compressed and selected/GQA/varlen; FA2 backward (D "
+      "32-128, varlen too, "
       "dQ by fp32 atomics)";
   s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;
@@ -231,6 +258,7 @@ KernelSpec make_fa2_mma_spec() {
        "K buffers: 1 = FA2 order, 2 = next K loads during the whole tile (0 = default)"},
   };
   s.compressed_mask = true;
+  s.selected_branch = true;
   s.varlen = true;
   s.why_not = fa2_why_not;
   s.prepare = fa2_prepare;

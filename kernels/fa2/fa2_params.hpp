@@ -54,6 +54,13 @@ struct Fa2Params {
   // order, so the heaviest sequences start first and the short ones fill the tail (as the dense
   // kernel runs its heavy causal row blocks first).
   const int* seq_order = nullptr;
+  // NSA's selected branch (Problem::Select): the index tensor [B, Hkv, sel_qblocks, sel_count] of
+  // selected_blocks.hpp (ascending, -1 padded) and the block length l' (a multiple of the select
+  // tile's 64 rows and keys); the band is causal. Null: not a selected-branch launch.
+  const int* sel = nullptr;
+  int sel_block = 0;
+  int sel_count = 0;
+  int sel_qblocks = 0;
 };
 
 // Exclusive end of row `row`'s visible keys in a sequence of seq_q queries and seq_kv keys: the
@@ -117,7 +124,7 @@ inline void fill_params(Fa2Params& prm, const Problem& pr, const AttentionArgs& 
   // Bands wider than Sq + Sk change nothing: clamp so the kernel's int arithmetic cannot overflow.
   const std::int64_t wide = pr.seq_q + pr.seq_kv;
   std::int64_t right = pr.window.right >= 0 ? std::min(pr.window.right, wide) : -1;
-  if (pr.causal) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
+  if (pr.causal || pr.select.active()) right = right >= 0 ? std::min<std::int64_t>(right, 0) : 0;
   prm.left = pr.window.left >= 0 ? static_cast<int>(std::min(pr.window.left, wide)) : -1;
   prm.right = static_cast<int>(right);
   if (prm.right >= 0) {
@@ -131,6 +138,11 @@ inline void fill_params(Fa2Params& prm, const Problem& pr, const AttentionArgs& 
     prm.cmp_stride = static_cast<int>(std::min(pr.compress.stride, pr.seq_q));
     prm.right_mul = prm.cmp_stride;
     prm.right_add = 1 - prm.cmp_block;
+  }
+  if (pr.select.active()) {  // the table pointer is the prepared kernel's upload
+    prm.sel_block = static_cast<int>(pr.select.block);
+    prm.sel_count = static_cast<int>(pr.select.count);
+    prm.sel_qblocks = static_cast<int>(pr.select.query_blocks(pr.seq_q));
   }
 }
 

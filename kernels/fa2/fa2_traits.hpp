@@ -154,6 +154,18 @@ constexpr TileChoice default_tiles(int d, DType /*dtype*/, bool band, [[maybe_un
 // band kernel, whose tests follow each sequence's lengths), never a tight tile.
 constexpr TileConfig varlen_tiles(int d) { return default_tiles(d, DType::fp16, true, 0, 1 << 30).tiles; }
 
+// The one tile per head dim compiled for NSA's selected branch: 64 query rows, so that a CTA's rows
+// lie in one query block of l' (a multiple of 64) and share one list of selected key blocks, and 64
+// keys a tile, so that each tile lies in one key block. 4 warps x 16 rows; D = 256 keeps its one K
+// buffer (96 KiB, 2 CTAs an SM).
+inline constexpr int kSelectRows = 64;
+constexpr TileConfig select_tiles(int d) {
+  return d == 256 ? TileConfig{64, 64, 4, 1} : TileConfig{64, 64, 4, 2};
+}
+// Key tiles a selected-branch CTA may visit at most (its visit list in shared memory).
+inline constexpr int kMaxSelectTiles = 4096;
+constexpr int select_list_bytes(int tiles) { return (tiles * 4 + 15) / 16 * 16; }
+
 inline std::string to_string(const TileConfig& t) {
   std::string s = std::to_string(t.br);
   s += 'x';

@@ -12,6 +12,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_int32_array.hpp"
 #include "kernels/naive/row_softmax.cuh"
 #include "kernels/reference/device_mask.hpp"
 #include "kernels/reference/device_types.cuh"
@@ -144,12 +145,13 @@ std::string naive_why_not(const Problem& p, const Knobs&) {
            ": naive.unfused puts 64-row tiles on grid.y, at most 65535";
   if (ceil_div(p.seq_kv, kTile) > INT_MAX || p.batch * p.heads_q * p.seq_q > INT_MAX)
     return "seq_q/seq_kv: the grid of naive.unfused overflows (B*Hq*Sq rows must fit in grid.x)";
-  return {};
+  return row_softmax_select_why_not(p, "naive.unfused");
 }
 
 class NaiveUnfusedKernel final : public PreparedKernel {
  public:
-  explicit NaiveUnfusedKernel(const Problem& p) : m_problem(p) {}
+  explicit NaiveUnfusedKernel(const Problem& p)
+      : m_problem(p), m_selected(p.select.active() ? selected_block_table(p) : std::vector<std::int32_t>{}) {}
 
   // S and then P in place, fp32 [B, Hq, Sq, Sk].
   std::size_t workspace_bytes() const override {
@@ -176,7 +178,8 @@ class NaiveUnfusedKernel final : public PreparedKernel {
     const dim3 scores_grid(static_cast<unsigned>(ceil_div(pr.seq_kv, kTile)), row_tiles, bh);
     const dim3 pv_grid(static_cast<unsigned>(ceil_div(pr.head_dim_v, kTile)), row_tiles, bh);
     const auto rows = static_cast<unsigned>(pr.batch * pr.heads_q * pr.seq_q);
-    const RowSoftmaxParams sp{make_device_mask(pr), pr.seq_q, pr.seq_kv, 1.0f};  // S is already scaled
+    RowSoftmaxParams sp{make_device_mask(pr), pr.seq_q, pr.seq_kv, 1.0f};  // S is already scaled
+    sp.mask.sel = m_selected.get();
 
     dispatch_dtype(pr.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -192,6 +195,7 @@ class NaiveUnfusedKernel final : public PreparedKernel {
 
  private:
   Problem m_problem;
+  DeviceInt32Array m_selected;  // a selected branch's index tensor (selected_blocks.hpp)
 };
 
 }  // namespace
@@ -203,6 +207,7 @@ KernelSpec make_naive_unfused_spec() {
       "standard attention: tiled S = QK^T, in-place masked softmax, O = PV; fp32 O(S^2) workspace";
   s.backend = Backend::cuda;
   s.compressed_mask = true;
+  s.selected_branch = true;
   s.why_not = naive_why_not;
   s.prepare = [](const Problem& p, const Knobs&) -> std::unique_ptr<PreparedKernel> {
     return std::make_unique<NaiveUnfusedKernel>(p);

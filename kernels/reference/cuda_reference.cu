@@ -12,8 +12,10 @@
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/selected_blocks.hpp"
 #include "kernels/api/sequence_views.hpp"
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_int32_array.hpp"
 #include "kernels/reference/cuda_reference_backward.hpp"
 #include "kernels/reference/device_mask.hpp"
 #include "kernels/reference/device_types.cuh"
@@ -120,7 +122,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int t = 0; t < kKeysPerLane; ++t) {
         const std::int64_t j = j0 + lane + kLanes * t;
-        s[u][t] = (j >= first[u] && j < last[u]) ? s[u][t] * p.scale : neg_inf;
+        s[u][t] =
+            (j >= first[u] && j < last[u] && p.mask.selected(b, hk, row[u], j)) ? s[u][t] * p.scale : neg_inf;
         tile_max = fmaxf(tile_max, s[u][t]);
       }
       for (int off = kLanes / 2; off > 0; off >>= 1)
@@ -186,6 +189,9 @@ __global__ void __launch_bounds__(kThreads)
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::string reference_why_not(const Problem& p, const Knobs&) {
+  if (p.select.active())
+    if (std::string why = selected_table_why_not(p, "cuda.reference", std::int64_t{1} << 30); !why.empty())
+      return why;
   if (p.batch * p.heads_q * ceil_div(p.seq_q, kRows) > INT_MAX)
     return "batch*heads_q*ceil(seq_q/32) = " +
            std::to_string(p.batch * p.heads_q * ceil_div(p.seq_q, kRows)) +
@@ -198,7 +204,8 @@ std::string reference_why_not(const Problem& p, const Knobs&) {
 
 class CudaReferenceKernel final : public PreparedKernel {
  public:
-  explicit CudaReferenceKernel(const Problem& p) : m_problem(p) {}
+  explicit CudaReferenceKernel(const Problem& p)
+      : m_problem(p), m_selected(p.select.active() ? selected_block_table(p) : std::vector<std::int32_t>{}) {}
   bool writes_lse() const override { return true; }
 
   void run(const AttentionArgs& a) override {
@@ -213,8 +220,10 @@ class CudaReferenceKernel final : public PreparedKernel {
   void run_backward(const BackwardArgs& a) override { reference_backward(m_problem, a); }
 
  private:
-  static void run_dense(const Problem& pr, const AttentionArgs& a) {
-    const RefParams rp{make_device_mask(pr),
+  void run_dense(const Problem& pr, const AttentionArgs& a) const {
+    DeviceMask mask = make_device_mask(pr);
+    mask.sel = m_selected.get();
+    const RefParams rp{mask,
                        static_cast<unsigned>(pr.heads_q),
                        static_cast<unsigned>(pr.heads_kv),
                        static_cast<unsigned>(pr.heads_q / pr.heads_kv),
@@ -237,6 +246,7 @@ class CudaReferenceKernel final : public PreparedKernel {
   }
 
   Problem m_problem;
+  DeviceInt32Array m_selected;  // a selected branch's index tensor (selected_blocks.hpp)
 };
 
 }  // namespace
@@ -249,6 +259,7 @@ KernelSpec make_cuda_reference_spec() {
       "backward (D <= 512)";
   s.backend = Backend::cuda;
   s.compressed_mask = true;
+  s.selected_branch = true;
   s.varlen = true;
   s.why_not = reference_why_not;
   s.backward_why_not = [](const Problem& p, const Knobs&) { return reference_backward_why_not(p); };

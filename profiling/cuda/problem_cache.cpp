@@ -300,7 +300,8 @@ void ProblemCache::sample_rows() {
       m_rows.push_back({b, h, i});
     }
     std::vector<double> out(local.size() * static_cast<std::size_t>(dv));
-    cpu_reference_rows(one, q.data(), k.data(), v.data(), p.default_scale(), local, out.data(), nullptr);
+    cpu_reference_rows(one, q.data(), k.data(), v.data(), p.default_scale(), local, out.data(), nullptr,
+                       SliceOrigin{b, h / group});
     m_rows_ref.insert(m_rows_ref.end(), out.begin(), out.end());
   }
 }

@@ -19,6 +19,9 @@ const char* const kPassAxisAllowed = "a list of fwd, bwd and fwd+bwd, e.g. fwd,b
 const char* const kWindowAxisAllowed =
     "windows L,R separated by ';' like 64,0;128,128 (L or R = -1: unbounded on that side; a single "
     "L means L,0), or none";
+const char* const kSelectAxisAllowed =
+    "selected branches l',n[,seed] (block length, blocks per query block, both >= 1; seed >= 0, default 0) "
+    "separated by ';' like 64,16;64,16,7, or none";
 const char* const kCompressAxisAllowed =
     "compressed branches l,d (block length, stride, both >= 1) separated by ';' like 32,16;64,32, or none";
 
@@ -243,6 +246,40 @@ bool try_parse_compress_axis(std::string_view text, std::vector<Compress>& out, 
                                   try_parse_compress);
 }
 
+bool try_parse_select(std::string_view text, Select& out, AxisProblem& problem) {
+  text = trim(text);
+  if (text.empty()) return fail(problem, "empty selected branch", kSelectAxisAllowed);
+  if (lower(text) == "none") {
+    out = Select{};
+    return true;
+  }
+  const auto parts = split(text, ',');
+  if (parts.size() != 2 && parts.size() != 3)
+    return fail(problem,
+                "selected branch " + quoted(text) + " has " + std::to_string(parts.size()) +
+                    " numbers, not 2 or 3 (l',n[,seed])",
+                kSelectAxisAllowed);
+  std::int64_t v[3] = {0, 0, 0};
+  static constexpr const char* kNames[] = {"block l' = ", "count n = ", "seed = "};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (!to_int(parts[i], v[i]))
+      return fail(problem, "selected branch " + quoted(text) + ": " + quoted(parts[i]) + " is not an integer",
+                  kSelectAxisAllowed);
+    if (v[i] < (i == 2 ? 0 : 1))
+      return fail(problem,
+                  "selected branch " + quoted(text) + ": " + kNames[i] + std::to_string(v[i]) + " is below " +
+                      (i == 2 ? "0" : "1"),
+                  kSelectAxisAllowed);
+  }
+  out = Select{v[0], v[1], static_cast<std::uint64_t>(v[2])};
+  return true;
+}
+
+bool try_parse_select_axis(std::string_view text, std::vector<Select>& out, AxisProblem& problem) {
+  return try_parse_semicolon_list(text, out, problem, kSelectAxisAllowed, "selected branches",
+                                  try_parse_select);
+}
+
 std::vector<std::int64_t> parse_int_axis(std::string_view text, std::string_view field) {
   std::vector<std::int64_t> out;
   AxisProblem p;
@@ -282,6 +319,13 @@ std::vector<Compress> parse_compress_axis(std::string_view text, std::string_vie
   std::vector<Compress> out;
   AxisProblem p;
   if (!try_parse_compress_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
+  return out;
+}
+
+std::vector<Select> parse_select_axis(std::string_view text, std::string_view field) {
+  std::vector<Select> out;
+  AxisProblem p;
+  if (!try_parse_select_axis(text, out, p)) throw SpecError(format_field_error(field, text, p));
   return out;
 }
 
@@ -354,6 +398,25 @@ std::string format_compress_axis(const std::vector<Compress>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (i) s += ';';
     s += v[i].active() ? std::to_string(v[i].block) + "," + std::to_string(v[i].stride) : "none";
+  }
+  return s;
+}
+
+std::string select_text(const Select& v) {
+  if (!v.active()) return "none";
+  std::string s = std::to_string(v.block) + "," + std::to_string(v.count);
+  if (v.seed != 0) {
+    s += ',';
+    s += std::to_string(v.seed);
+  }
+  return s;
+}
+
+std::string format_select_axis(const std::vector<Select>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ';';
+    s += select_text(v[i]);
   }
   return s;
 }

@@ -53,6 +53,10 @@ std::vector<Window> parse_window_axis(std::string_view text, std::string_view fi
 // (`32,16;64,32`); `none` = no compressed branch.
 std::vector<Compress> parse_compress_axis(std::string_view text, std::string_view field);
 
+// NSA's selected branch `l',n[,seed]` (block length l', blocks per query block n, both >= 1; the
+// draw's seed, default 0); several separated by ';'; `none` = no selected branch.
+std::vector<Select> parse_select_axis(std::string_view text, std::string_view field);
+
 // A single integer >= min_value, or a boolean, with the same error format (--tokens, --force ...).
 std::int64_t parse_int_value(std::string_view text, std::string_view field, std::int64_t min_value);
 bool parse_bool_value(std::string_view text, std::string_view field);
@@ -67,6 +71,8 @@ bool try_parse_window_axis(std::string_view text, std::vector<Window>& out, Axis
 bool try_parse_window(std::string_view text, Window& out, AxisProblem& problem);
 bool try_parse_compress_axis(std::string_view text, std::vector<Compress>& out, AxisProblem& problem);
 bool try_parse_compress(std::string_view text, Compress& out, AxisProblem& problem);
+bool try_parse_select_axis(std::string_view text, std::vector<Select>& out, AxisProblem& problem);
+bool try_parse_select(std::string_view text, Select& out, AxisProblem& problem);
 
 // Items separated by ';', each parsed by `parse_one(item, value, problem)`: the list axes (windows,
 // compressed branches, varlen kinds). `plural` names the items in the too-many message.
@@ -81,6 +87,7 @@ extern const char* const kBoolAxisAllowed;
 extern const char* const kPassAxisAllowed;
 extern const char* const kWindowAxisAllowed;
 extern const char* const kCompressAxisAllowed;
+extern const char* const kSelectAxisAllowed;
 
 // "64,128,320" / "fp16,bf16" / "0,1" / "64,0;128,128" / "none": the canonical text of an axis,
 // which parses back to the same values (used by the GUI and in messages).
@@ -90,6 +97,8 @@ std::string format_bool_axis(const std::vector<int>& v);
 std::string format_pass_axis(const std::vector<Pass>& v);
 std::string format_window_axis(const std::vector<Window>& v);
 std::string format_compress_axis(const std::vector<Compress>& v);  // "32,16;64,32" / "none"
+std::string format_select_axis(const std::vector<Select>& v);      // "64,16;64,16,7" / "none"
+std::string select_text(const Select& v);                          // one of them: "64,16,7" / "none"
 
 template <class T, class ParseOne>
 bool try_parse_semicolon_list(std::string_view text, std::vector<T>& out, AxisProblem& problem,

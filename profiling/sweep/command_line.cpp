@@ -61,6 +61,7 @@ std::vector<std::string> sweep_args(const SweepOverrides& o, FlagStyle style) {
   add("--causal", o.causal);
   add("--window", o.window);
   add("--compress", o.compress);
+  add("--select", o.select);
   add("--varlen", o.varlen);
   add("--pass", o.pass);
   add("--warmup-ms", o.warmup_ms);

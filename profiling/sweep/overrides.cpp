@@ -95,6 +95,7 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
   set_axis(spec, o.causal, "--causal", parse_bool_axis, &SweepGroup::causal);
   set_axis(spec, o.window, "--window", parse_window_axis, &SweepGroup::window);
   set_axis(spec, o.compress, "--compress", parse_compress_axis, &SweepGroup::compress);
+  set_axis(spec, o.select, "--select", parse_select_axis, &SweepGroup::select);
   set_axis(spec, o.varlen, "--varlen", parse_varlen_axis, &SweepGroup::varlen);
   set_axis(spec, o.pass, "--pass", parse_pass_axis, &SweepGroup::pass);
   if (o.seq && !o.seq_kv)

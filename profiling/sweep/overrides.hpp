@@ -16,7 +16,7 @@ struct SweepOverrides {
   std::optional<std::string> kernels;  // --kernels a,b
   std::optional<std::string> batch, tokens, heads, hidden, heads_kv;
   std::optional<std::string> seq, seq_q, seq_kv, head_dim, head_dim_v;
-  std::optional<std::string> dtype, causal, window, compress, varlen, pass;
+  std::optional<std::string> dtype, causal, window, compress, select, varlen, pass;
   std::optional<std::string> backend, baseline, out, force;
   // Protocol (profiling/protocol.hpp).
   std::optional<std::string> warmup_ms, min_samples, max_samples, max_time_s, noise, l2, graphs, graph_batch,
@@ -24,7 +24,7 @@ struct SweepOverrides {
 
   bool any_axis() const {
     return batch || tokens || heads || hidden || heads_kv || seq || seq_q || seq_kv || head_dim ||
-           head_dim_v || dtype || causal || window || compress || varlen || pass;
+           head_dim_v || dtype || causal || window || compress || select || varlen || pass;
   }
 };
 

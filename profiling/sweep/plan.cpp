@@ -51,6 +51,7 @@ class GroupAxes {
     causal,
     window,
     compress,
+    select,
     varlen,
     batch,
     heads,
@@ -76,13 +77,14 @@ class GroupAxes {
         m_causal(or_default(g.causal, 0)),
         m_window(or_default(g.window, Window{})),
         m_compress(or_default(g.compress, Compress{})),
+        m_select(or_default(g.select, Select{})),
         m_varlen(or_default(g.varlen, VarLenSpec{})),
         m_pass(or_default(g.pass, Pass::fwd)) {}
 
   std::array<std::size_t, kAxes> sizes() const {
-    return {m_dtype.size(),   m_causal.size(), m_window.size(),   m_compress.size(),   m_varlen.size(),
-            m_batch.size(),   m_heads.size(),  m_heads_kv.size(), m_g.head_dim.size(), m_head_dim_v.size(),
-            m_g.seq_q.size(), m_seq_kv.size(), m_pass.size()};
+    return {m_dtype.size(),      m_causal.size(),  m_window.size(), m_compress.size(), m_select.size(),
+            m_varlen.size(),     m_batch.size(),   m_heads.size(),  m_heads_kv.size(), m_g.head_dim.size(),
+            m_head_dim_v.size(), m_g.seq_q.size(), m_seq_kv.size(), m_pass.size()};
   }
 
   // The problem at `point` of the product (the last axis varying fastest), derived axes resolved.
@@ -100,6 +102,7 @@ class GroupAxes {
     p.causal = m_causal[at[causal]] != 0;
     p.window = m_window[at[window]];
     p.compress = m_compress[at[compress]];
+    p.select = m_select[at[select]];
     p.pass = m_pass[at[pass]];
     p.seq_q = sq;
     p.seq_kv = sk ? sk : sq;
@@ -151,6 +154,7 @@ class GroupAxes {
   std::vector<int> m_causal;
   std::vector<Window> m_window;
   std::vector<Compress> m_compress;
+  std::vector<Select> m_select;
   std::vector<VarLenSpec> m_varlen;
   std::vector<Pass> m_pass;
 };
@@ -179,6 +183,9 @@ std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, c
   // Appended only when present, so that the ids of every problem without them stay as they were.
   if (p.compress.active())
     t += "|compress=" + std::to_string(p.compress.block) + "," + std::to_string(p.compress.stride);
+  if (p.select.active())
+    t += "|select=" + std::to_string(p.select.block) + "," + std::to_string(p.select.count) + "," +
+         std::to_string(p.select.seed);
   if (p.varlen.active()) {  // the lengths themselves: a file or a seed may change them
     t += "|varlen=";
     for (std::size_t i = 0; i < p.varlen.q.size(); ++i) {  // appended piece by piece: GCC 12's -Wrestrict

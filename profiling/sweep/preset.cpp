@@ -23,7 +23,7 @@ constexpr const char* kTopKeys =
     "protocol";
 constexpr const char* kAxisKeys =
     "batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal, "
-    "window, compress, varlen, pass";
+    "window, compress, select, varlen, pass";
 
 // Edit distance, to suggest the key a typo was meant to be.
 std::size_t distance(std::string_view a, std::string_view b) {
@@ -260,6 +260,51 @@ class Reader {
     return out;
   }
 
+  // "64,16;64,16,7", [64, 16] or [64, 16, 7] (one branch: a flat array), [[64,16],[64,16,7]], or an
+  // array mixing such arrays and "l',n[,seed]" / "none" strings.
+  std::vector<Select> select_axis(const toml::node& n, const std::string& field) const {
+    std::vector<Select> out;
+    if (const auto* s = n.as_string()) {
+      AxisProblem p;
+      if (!try_parse_select_axis(s->get(), out, p)) fail(n, field, p);
+      return out;
+    }
+    const auto* arr = n.as_array();
+    if (!arr || arr->empty()) fail(n, field, {"expected a non-empty array or a string", kSelectAxisAllowed});
+    auto from_ints = [&](const toml::node& at, const toml::array& a) {
+      const bool ints = std::all_of(a.begin(), a.end(), [](const toml::node& e) { return e.is_integer(); });
+      if ((a.size() != 2 && a.size() != 3) || !ints)
+        fail(at, field,
+             {"a selected branch is two or three integers [l', n] or [l', n, seed]", kSelectAxisAllowed});
+      std::string text;
+      for (const toml::node& e : a) {  // appended piece by piece: GCC 12's -Wrestrict
+        if (!text.empty()) text += ',';
+        text += std::to_string(e.value<std::int64_t>().value_or(0));
+      }
+      Select v;
+      AxisProblem p;
+      if (!try_parse_select(text, v, p)) fail(at, field, p);
+      return v;
+    };
+    if (std::all_of(arr->begin(), arr->end(), [](const toml::node& e) { return e.is_integer(); })) {
+      out.push_back(from_ints(n, *arr));
+      return out;
+    }
+    for (const toml::node& e : *arr) {
+      if (const auto* inner = e.as_array()) {
+        out.push_back(from_ints(e, *inner));
+      } else if (const auto* s = e.as_string()) {
+        Select v;
+        AxisProblem p;
+        if (!try_parse_select(s->get(), v, p)) fail(e, field, p);
+        out.push_back(v);
+      } else {
+        fail(e, field, {"expected [l', n] or \"l',n\"", kSelectAxisAllowed});
+      }
+    }
+    return out;
+  }
+
   // "uniform;lognormal:512:0.6" or an array of such strings.
   std::vector<VarLenSpec> varlen_axis(const toml::node& n, const std::string& field) const {
     std::vector<VarLenSpec> out;
@@ -305,6 +350,7 @@ class Reader {
     if (const auto* n = at("causal")) g.causal = bool_axis(*n, field("causal"));
     if (const auto* n = at("window")) g.window = window_axis(*n, field("window"));
     if (const auto* n = at("compress")) g.compress = compress_axis(*n, field("compress"));
+    if (const auto* n = at("select")) g.select = select_axis(*n, field("select"));
     if (const auto* n = at("varlen")) g.varlen = varlen_axis(*n, field("varlen"));
     if (const auto* n = at("pass")) g.pass = pass_axis(*n, field("pass"));
   }

@@ -74,6 +74,8 @@ void write_group(std::string& out, const SweepGroup& g) {
     line("compress", toml_array(g.compress, [](const Compress& c) {
            return toml_string(c.active() ? fmt::format("{},{}", c.block, c.stride) : std::string("none"));
          }));
+  if (!g.select.empty())
+    line("select", toml_array(g.select, [](const Select& v) { return toml_string(select_text(v)); }));
 }
 
 }  // namespace

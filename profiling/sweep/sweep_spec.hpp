@@ -14,14 +14,15 @@
 namespace attn {
 
 // One product of axes. An empty axis takes its default: heads_kv = heads, seq_kv = seq_q,
-// head_dim_v = head_dim, window = none, compress = none, causal = 0, pass = fwd, dtype = fp16 (fp32 on
-// the CPU backend). With a compressed branch, seq_kv defaults to its block count at seq_q.
+// head_dim_v = head_dim, window = none, compress = none, select = none, causal = 0, pass = fwd, dtype = fp16
+// (fp32 on the CPU backend). With a compressed branch, seq_kv defaults to its block count at seq_q.
 struct SweepGroup {
   std::vector<std::int64_t> batch, heads, heads_kv, seq_q, seq_kv, head_dim, head_dim_v;
   std::vector<DType> dtype;
   std::vector<int> causal;
   std::vector<Window> window;
   std::vector<Compress> compress;
+  std::vector<Select> select;          // NSA's selected branch; empty: none
   std::vector<VarLenSpec> varlen;      // empty: dense
   std::vector<Pass> pass;              // empty: the forward only
   std::optional<std::int64_t> tokens;  // batch = tokens / seq_q (the FA2 "16k tokens" convention)

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/varlen_axis.hpp"
 #include "reports/case_query.hpp"
 #include "reports/sections/section.hpp"
@@ -27,6 +28,7 @@ std::string single_case_command(const CaseResult& c, const Protocol& p, const st
   cmd += fmt::format(" --dtype {} --causal {}", to_string(q.dtype), q.causal ? 1 : 0);
   if (q.window.active()) cmd += fmt::format(" --window '{},{}'", q.window.left, q.window.right);
   if (q.compress.active()) cmd += fmt::format(" --compress '{},{}'", q.compress.block, q.compress.stride);
+  if (q.select.active()) cmd += fmt::format(" --select '{}'", select_text(q.select));
   if (q.varlen.active()) cmd += " --varlen '" + varlen_list_text(q) + "'";
   if (for_ncu) {
     // One warm-up launch and one sample, nothing else on the GPU: the profile holds this kernel only.

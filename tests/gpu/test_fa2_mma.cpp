@@ -74,6 +74,18 @@ std::vector<Fa2Case> all_cases() {
       add("s1000_cmp32_16", compressed(3, 3, 1000, 32, 16));
       add("s4097_cmp64_64_gqa", compressed(32, 4, 4097, 64, 64));
       add("s8192_cmp8_4", compressed(2, 1, 8192, 8, 4));
+      // NSA's selected branch: GQA groups sharing a draw, a partial last query block, blocks of
+      // several tiles (l' = 128, 256), n past the query blocks (plain causal), one block (the diagonal).
+      auto selected = [&](std::int64_t hq, std::int64_t hkv, std::int64_t s, attn::Select sel) {
+        Problem p = make_problem(1, hq, hkv, s, s, d, t);
+        p.select = sel;
+        return p;
+      };
+      add("s4097_sel64x16_gqa", selected(32, 4, 4097, {64, 16, 0}));
+      add("s8192_sel128x8s3", selected(4, 2, 8192, {128, 8, 3}));
+      add("s1000_sel256x2_mqa", selected(3, 1, 1000, {256, 2, 1}));
+      add("s2048_sel64x64", selected(3, 3, 2048, {64, 64, 0}));
+      add("s777_sel64x1", selected(3, 3, 777, {64, 1, 0}));
     }
   return out;
 }

@@ -39,8 +39,8 @@ INSTANTIATE_TEST_SUITE_P(Registry, ConformanceCpu,
 TEST(ConformanceMatrix, CoversOddShapesGqaMasksAndBothHalfDtypes) {
   const auto m = test::conformance_matrix({DType::fp16, DType::bf16});
   bool s1 = false, s17 = false, s130 = false, s257 = false, gqa = false, mqa = false, causal = false,
-       window = false, compressed = false, varlen = false, sq_lt_sk = false, sq_gt_sk = false, fp16 = false,
-       bf16 = false;
+       window = false, compressed = false, selected = false, varlen = false, sq_lt_sk = false,
+       sq_gt_sk = false, fp16 = false, bf16 = false;
   for (const auto& c : m) {
     const Problem& p = c.problem;
     EXPECT_EQ(p.validate(), "") << c.name;
@@ -53,14 +53,15 @@ TEST(ConformanceMatrix, CoversOddShapesGqaMasksAndBothHalfDtypes) {
     causal |= p.causal;
     window |= p.window.active() && !p.causal;
     compressed |= p.compress.active();
+    selected |= p.select.active();
     varlen |= p.varlen.active();
     sq_lt_sk |= p.seq_q < p.seq_kv;
     sq_gt_sk |= p.seq_q > p.seq_kv;
     fp16 |= p.dtype == DType::fp16;
     bf16 |= p.dtype == DType::bf16;
   }
-  EXPECT_TRUE(s1 && s17 && s130 && s257 && gqa && mqa && causal && window && compressed && varlen &&
-              sq_lt_sk && sq_gt_sk && fp16 && bf16);
+  EXPECT_TRUE(s1 && s17 && s130 && s257 && gqa && mqa && causal && window && compressed && selected &&
+              varlen && sq_lt_sk && sq_gt_sk && fp16 && bf16);
 }
 
 // The knob variants are the non-default declared values, one knob at a time.

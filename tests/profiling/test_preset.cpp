@@ -146,7 +146,7 @@ TEST(Preset, UnknownKeysAreErrorsWithSuggestion) {
       preset_error("[sweep]\nbatch = 1\nhead_dims = [64, 128]\n"),
       "p.toml:3:1: field 'sweep.head_dims' = '[64, 128]': unknown key (did you mean 'head_dim'?); "
       "allowed: batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, "
-      "causal, window, compress, varlen, pass");
+      "causal, window, compress, select, varlen, pass");
   EXPECT_EQ(
       preset_error("kernel = [\"cpu.flash\"]\n"),
       "p.toml:1:1: field 'kernel' = '[\"cpu.flash\"]': unknown key (did you mean 'kernels'?); allowed: name, "
@@ -255,8 +255,8 @@ TEST(Preset, ResolveByNameOrPath) {
 TEST(Preset, ShippedPresetsAreTheDocumentedSet) {
   EXPECT_EQ(list_presets(kPresets),
             (std::vector<std::string>{"bert-base", "bert-large", "cpu-quick", "fa2-guide", "fa2-tokens16k",
-                                      "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa", "nsa-sliding",
-                                      "nsa-varlen", "quick", "training"}));
+                                      "ffpa-large-d", "gpt2-small", "gpt3", "l4-small", "nsa", "nsa-selected",
+                                      "nsa-sliding", "nsa-varlen", "quick", "training"}));
 }
 
 // Every shipped preset loads and plans. GPU presets plan as written in a CUDA build; in a
@@ -316,6 +316,10 @@ TEST(Preset, ShippedPresetShapes) {
     for (const std::int64_t n : c.problem.varlen.q) EXPECT_TRUE(n >= 16 && n <= 1024) << n;
   }
   EXPECT_EQ(varlen.back().problem.window.left, 256);
+  const auto selected = cases_of("nsa-selected");
+  ASSERT_EQ(selected.size(), 8u);  // 4 seq x (selected + causal)
+  EXPECT_EQ(selected.front().problem.full_label(), "B=1 Hq=16 Hkv=4 Sq=2048 D=128 fp16 sel64x16");
+  EXPECT_EQ(selected.back().problem.full_label(), "B=1 Hq=16 Hkv=4 Sq=16384 D=128 fp16 causal");
   EXPECT_EQ(cases_of("gpt3").front().problem.full_label(), "B=2 Hq=96 Sq=2048 D=128 fp16 causal");
   const auto tokens = cases_of("fa2-tokens16k");
   for (const Case& c : tokens) {

@@ -60,6 +60,14 @@ inline Problem varlen_problem(std::int64_t hq, std::int64_t hkv, std::vector<std
   return p;
 }
 
+// NSA's selected branch over S tokens: query blocks of l' rows see n of their causal key blocks.
+inline Problem selected_problem(std::int64_t hq, std::int64_t hkv, std::int64_t s, Select sel, std::int64_t d,
+                                DType t) {
+  Problem p = conformance_problem(hq, hkv, s, s, d, t);
+  p.select = sel;
+  return p;
+}
+
 inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>& dtypes) {
   std::vector<ConformanceCase> out;
   for (DType t : dtypes) {
@@ -86,6 +94,10 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
     add("cmp32_16_s257", compressed_problem(4, 4, 257, 32, 16, 64, t));
     add("cmp8_4_gqa42_s130", compressed_problem(4, 2, 130, 8, 4, 64, t));
     add("cmp64_64_mqa41_s1000_d128", compressed_problem(4, 1, 1000, 64, 64, 128, t));
+    // NSA's selected branch: a partial last query block, GQA groups sharing a draw, blocks below a tile.
+    add("sel64x4_gqa42_s1000", selected_problem(4, 2, 1000, {64, 4, 0}, 64, t));
+    add("sel128x3s5_mqa41_s513_d128", selected_problem(4, 1, 513, {128, 3, 5}, 128, t));
+    add("sel16x3_s130", selected_problem(2, 2, 130, {16, 3, 1}, 32, t));
     // Variable-length batches: lengths 1..257 mixed, GQA, causal and windowed.
     add("varlen_gqa42_causal", varlen_problem(4, 2, {1, 257, 17, 130, 64, 2}, 64, t, true));
     add("varlen_win16_0", varlen_problem(4, 4, {200, 1, 33}, 64, t, false, {16, 0}));
