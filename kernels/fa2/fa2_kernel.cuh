@@ -288,13 +288,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   constexpr std::uint32_t kKBufBytes = Tr::kSmemKV * 2;
   std::uint32_t k_buf = 0;  // [bytes] offset of K_n's buffer; K_{n-1} goes to the other one
   for (int n = n_hi - 1; n >= n_lo; --n) {
-    // The key tile of this iteration, and of the next (the selected branch's list starts with the
-    // same diagonal tile n_hi - 1 as the band kernel).
-    const int kt = kSelect ? s_tiles[n_hi - 1 - n] : n;
     cp_async_wait_all();
     // K_n (and Q) landed; every warp finished the last tile's PV (s_v free) and QK (the other K
     // buffer free): issue V_n and K_{n-1} now, each overlapping everything up to its first use.
     __syncthreads();
+    // The key tile of this iteration, and of the next: the selected branch reads its list (written
+    // before the first barrier above; its first entry is the band kernel's first tile, n_hi - 1).
+    const int kt = kSelect ? s_tiles[n_hi - 1 - n] : n;
     loader().template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, kt * Bc, seq_kv, p.kv_row_stride);
     cp_async_commit();
     const bool more = n > n_lo;
