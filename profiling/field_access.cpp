@@ -108,5 +108,11 @@ std::string set_select_seed(CaseResult& c, const FieldValue& v) {
   c.problem.select.seed = static_cast<std::uint64_t>(seed);
   return {};
 }
+FieldValue get_select_file(const CaseResult& c) {
+  return c.problem.select.from_file() ? FieldValue{c.problem.select.file} : FieldValue{};
+}
+std::string set_select_file(CaseResult& c, const FieldValue& v) {
+  return from_value(v, c.problem.select.file);
+}
 
 }  // namespace attn::field_access

@@ -155,5 +155,7 @@ FieldValue get_select_count(const CaseResult& c);
 std::string set_select_count(CaseResult& c, const FieldValue& v);
 FieldValue get_select_seed(const CaseResult& c);
 std::string set_select_seed(CaseResult& c, const FieldValue& v);
+FieldValue get_select_file(const CaseResult& c);
+std::string set_select_file(CaseResult& c, const FieldValue& v);
 
 }  // namespace attn::field_access

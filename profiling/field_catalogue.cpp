@@ -610,6 +610,15 @@ const std::array kFields = {
               .set = &set_select_seed,
               .json = false,
               .csv = true},
+    // its index tensor's file (empty: drawn from the seed; the records add its sha256 and pairs)
+    FieldDesc{.path = "problem.select_file.path",
+              .name = "select_file",
+              .label = "Selection file",
+              .type = FT::text,
+              .get = &get_select_file,
+              .set = &set_select_file,
+              .json = false,
+              .csv = true},
 };
 
 #undef ATTN_METRIC_ROW

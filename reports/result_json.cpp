@@ -340,6 +340,17 @@ Problem problem_from(const json& j, const std::string& path) {
     if (seed < 0) fail(spath + "[2]", "expected a seed >= 0, got " + std::to_string(seed));
     p.select.seed = static_cast<std::uint64_t>(seed);
   }
+  if (const json* f = find(j, "select_file")) {
+    const std::string fpath = child(path, "select_file");
+    if (!f->is_object())
+      fail(fpath, "expected {\"path\": ..., \"sha256\": ..., \"pairs\": ...}, got " + f->dump());
+    const json& file = req(*f, "path", fpath);
+    const json& sha = req(*f, "sha256", fpath);
+    if (!file.is_string() || !sha.is_string()) fail(fpath, "path and sha256 are strings, got " + f->dump());
+    p.select.file = file.get<std::string>();
+    p.select.file_sha256 = sha.get<std::string>();
+    p.select.file_pairs = as_int64(req(*f, "pairs", fpath), child(fpath, "pairs"));
+  }
   if (const json* v = find(j, "varlen")) {
     const std::string vpath = child(path, "varlen");
     if (!v->is_object()) fail(vpath, "expected {\"q\": [lengths], \"kv\": [lengths]}, got " + v->dump());
@@ -397,6 +408,9 @@ void to_json(json& j, const Problem& p) {
     j["compress"] = json::array({p.compress.block, p.compress.stride});
   if (p.select != Select{})  // absent: none
     j["select"] = json::array({p.select.block, p.select.count, static_cast<std::int64_t>(p.select.seed)});
+  if (p.select.from_file())  // absent: drawn from the seed
+    j["select_file"] = {
+        {"path", p.select.file}, {"sha256", p.select.file_sha256}, {"pairs", p.select.file_pairs}};
   if (p.varlen.active()) j["varlen"] = {{"q", p.varlen.q}, {"kv", p.varlen.kv}};  // absent: dense
 }
 

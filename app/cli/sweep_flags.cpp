@@ -79,10 +79,11 @@ void add_sweep_flags(CLI::App& cmd, SweepOverrides& o) {
               "none = off",
               kSweepGroup);
   text_option(
-      cmd, "--select", o.select, "L,N[,SEED][;...]",
+      cmd, "--select", o.select, "L,N[,SEED|,file:PATH][;...]",
       "NSA's selected branch: each query block of L rows attends (causally) to N key blocks of L keys, "
-      "per KV head: the diagonal block, block 0 and N-2 drawn from SEED (default 0); Sk = Sq; several "
-      "separated by ';'; none = off",
+      "per KV head: the diagonal block, block 0 and N-2 drawn from SEED (default 0), or L,N,file:PATH (the "
+      "index tensor [B,Hkv,ceil(S/L),N] from a .npy or text file); Sk = Sq; several separated by ';'; none = "
+      "off",
       kSweepGroup);
   text_option(
       cmd, "--varlen", o.varlen, "KIND[;...]",

@@ -79,6 +79,8 @@ Wide compressed_pairs(const Problem& p) {
 // diagonal block up to itself, T (n - 1) l' over the T rows past n l', plus a triangle per query
 // block (F whole ones of l' rows and one of the remaining r).
 Wide selected_pairs(const Problem& p) {
+  // A file's table: the mean over (batch, KV head) of its pairs, which may differ between them.
+  if (p.select.from_file()) return Wide(p.select.file_pairs) / (Wide(p.batch) * p.heads_kv);
   const Wide l = p.select.block, n = p.select.count, s = p.seq_q;
   const Wide dense_rows = std::min(s, n * l);
   Wide pairs = dense_rows * (dense_rows + 1) / 2;
@@ -165,6 +167,9 @@ std::int64_t Problem::visible_pairs_per_head() const {
 double Problem::flops() const { return forward_flops() * pass_flop_factor(pass); }
 
 double Problem::forward_flops() const {
+  if (select.from_file())  // the table's exact pairs, each KV head's counted for its query heads
+    return 2.0 * static_cast<double>(heads_q / std::max<std::int64_t>(heads_kv, 1)) *
+           static_cast<double>(head_dim + head_dim_v) * static_cast<double>(select.file_pairs);
   if (varlen.active())
     return 2.0 * static_cast<double>(heads_q) * static_cast<double>(head_dim + head_dim_v) *
            static_cast<double>(varlen_pairs(*this));
@@ -226,6 +231,9 @@ std::string Problem::validate() const {
     if (seq_q != seq_kv)
       return sel + " with seq_q = " + std::to_string(seq_q) + ", seq_kv = " + std::to_string(seq_kv) +
              ": the selected branch is self-attention over one sequence; make seq_kv = seq_q";
+    if (select.from_file() && (select.file_sha256.empty() || select.file_pairs < 0))
+      return sel + " from file '" + select.file +
+             "': not read yet (planning records its sha256 and pair count)";
   }
   return {};
 }

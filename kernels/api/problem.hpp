@@ -43,12 +43,18 @@ struct Compress {
 // q + 1 causal candidates 0..q; with n or fewer it takes them all, else the diagonal block q, block 0
 // and n - 2 of 1..q-1 drawn from `seed` (selected_blocks.hpp), so every row past the first n blocks
 // sees n - 1 whole blocks and its own diagonal triangle whatever the draw: the pair count is closed
-// form. Self-attention (Sq = Sk) and its own causal rule: no causal flag, window, compress or varlen.
+// form. Or the index tensor is read from `file` (select_file.hpp), any causal blocks per row, whose
+// content hash and pair count planning records here (a changed file is refused, not rerun).
+// Self-attention (Sq = Sk) and its own causal rule: no causal flag, window, compress or varlen.
 struct Select {
   std::int64_t block = 0;  // l'; 0 = not a selected-branch problem
   std::int64_t count = 0;  // n
   std::uint64_t seed = 0;
+  std::string file;             // the index tensor's file, as given; empty: drawn from the seed
+  std::string file_sha256;      // of the file's bytes, set by planning
+  std::int64_t file_pairs = 0;  // the file's visible pairs over all batches and KV heads
   bool active() const { return block > 0; }
+  bool from_file() const { return !file.empty(); }
   std::int64_t query_blocks(std::int64_t seq) const { return (seq + block - 1) / block; }
   friend bool operator==(const Select&, const Select&) = default;
 };

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/api/select_file.hpp"
+
 namespace attn {
 
 namespace {
@@ -21,6 +23,12 @@ std::uint64_t mix(std::uint64_t x) {
 std::vector<std::int64_t> selected_blocks(const Problem& p, std::int64_t b, std::int64_t g, std::int64_t qb) {
   const std::int64_t n = p.select.count;
   std::vector<std::int64_t> out;
+  if (p.select.from_file()) {
+    const std::int32_t* row =
+        select_file_table(p).data() + ((b * p.heads_kv + g) * p.select.query_blocks(p.seq_q) + qb) * n;
+    for (std::int64_t e = 0; e < n && row[e] >= 0; ++e) out.push_back(row[e]);
+    return out;
+  }
   if (qb + 1 <= n) {
     out.resize(static_cast<std::size_t>(qb + 1));
     for (std::int64_t k = 0; k <= qb; ++k) out[static_cast<std::size_t>(k)] = k;
@@ -65,6 +73,7 @@ std::string selected_table_why_not(const Problem& p, const std::string& id, std:
 }
 
 std::vector<std::int32_t> selected_block_table(const Problem& p) {
+  if (p.select.from_file()) return select_file_table(p);
   const std::int64_t n = p.select.count, nqb = p.select.query_blocks(p.seq_q);
   std::vector<std::int32_t> table(static_cast<std::size_t>(selected_table_entries(p)), -1);
   std::size_t row = 0;

@@ -12,7 +12,8 @@ namespace attn {
 
 // The key blocks selected for query block `qb` of (batch b, KV head g), ascending: all of 0..qb
 // when there are at most n, else block 0, the diagonal block qb and n - 2 distinct blocks of
-// 1..qb-1 drawn (Floyd's sampling over splitmix64) from (seed, b, g, qb).
+// 1..qb-1 drawn (Floyd's sampling over splitmix64) from (seed, b, g, qb). With a file: its row
+// (select_file.hpp), any causal blocks.
 std::vector<std::int64_t> selected_blocks(const Problem& p, std::int64_t b, std::int64_t g, std::int64_t qb);
 
 // The index tensor every kernel reads: int32 [B, Hkv, ceil(Sq / l'), n], each row ascending and

@@ -46,6 +46,10 @@ void reference_row(const Problem& p, const float* q, const float* k, const float
     scores[static_cast<std::size_t>(j - keys.first)] = s;
     mx = std::max(mx, s);
   }
+  if (mx == -std::numeric_limits<double>::infinity()) {  // a selected branch's row with no block
+    if (lse_out) *lse_out = mx;
+    return;
+  }
   double sum = 0.0;
   for (auto& s : scores) {
     s = std::exp(s - mx);

@@ -206,25 +206,31 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   }
   const int band_lo = key_lo / Bc;
   const int n_hi = key_hi > key_lo ? (key_hi + Bc - 1) / Bc : band_lo;
-  // The selected branch's visit list: the diagonal block's tiles up to the last row, then each other
-  // selected block's tiles, from the highest key down (as the band kernel's order).
-  int sel_iters = 0;
+  // The selected branch's visit list: the diagonal block's tiles up to the last row (when the block
+  // is selected: a file's table may leave it out), then each other selected block's tiles, from the
+  // highest key down (as the band kernel's order). sel_first: its first tile, the first K load.
+  int sel_iters = 0, sel_first = 0;
   int* const s_tiles = reinterpret_cast<int*>(s_v + Tr::kSmemKV);
   if constexpr (kSelect) {
     const int tiles_per_block = p.sel_block / Bc, qb = row0 / p.sel_block;
     const int* sel_row =
         p.sel +
         ((static_cast<std::int64_t>(b) * p.heads_kv + h / p.group) * p.sel_qblocks + qb) * p.sel_count;
-    int selected = 0;  // entries before the -1 padding; the last is the diagonal block qb
+    int selected = 0;  // entries before the -1 padding, ascending: only the last can be qb
     for (int e = 0; e < p.sel_count; ++e) selected += sel_row[e] >= 0 ? 1 : 0;
-    const int diag_tiles = (row_last - qb * p.sel_block) / Bc + 1;
-    sel_iters = diag_tiles + (selected - 1) * tiles_per_block;
+    const bool diag = selected > 0 && sel_row[selected - 1] == qb;
+    const int diag_tiles = diag ? (row_last - qb * p.sel_block) / Bc + 1 : 0;
+    const int whole = selected - (diag ? 1 : 0);  // blocks below the diagonal, all keys visible
+    sel_iters = diag_tiles + whole * tiles_per_block;
     for (int it = tid; it < sel_iters; it += Tr::kThreads) {
       const int rest = it - diag_tiles;
       s_tiles[it] = rest < 0 ? qb * tiles_per_block + diag_tiles - 1 - it
-                             : sel_row[selected - 2 - rest / tiles_per_block] * tiles_per_block +
+                             : sel_row[whole - 1 - rest / tiles_per_block] * tiles_per_block +
                                    tiles_per_block - 1 - rest % tiles_per_block;
     }
+    if (sel_iters > 0)
+      sel_first = diag ? qb * tiles_per_block + diag_tiles - 1
+                       : sel_row[whole - 1] * tiles_per_block + tiles_per_block - 1;
   }
 
   // The loop's counter runs n_hi - 1 down to n_lo: the key tiles themselves for the band kernel,
@@ -247,8 +253,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
   };
   loader().template load<Br>(a_q, q_base, row0, seq_q, p.q_row_stride);
   if (n_hi > n_lo)
-    loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off, (n_hi - 1) * Bc, seq_kv,
-                               p.kv_row_stride);
+    loader().template load<Bc>(a_k, static_cast<const T*>(p.k) + kv_off,
+                               (kSelect ? sel_first : n_hi - 1) * Bc, seq_kv, p.kv_row_stride);
   cp_async_commit();
 
   float o[kMT][kDT][4];
@@ -293,7 +299,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) fa2_fwd_kernel(const Fa2Param
     // buffer free): issue V_n and K_{n-1} now, each overlapping everything up to its first use.
     __syncthreads();
     // The key tile of this iteration, and of the next: the selected branch reads its list (written
-    // before the first barrier above; its first entry is the band kernel's first tile, n_hi - 1).
+    // before the first barrier above).
     const int kt = kSelect ? s_tiles[n_hi - 1 - n] : n;
     loader().template load<Bc>(a_v, static_cast<const T*>(p.v) + kv_off, kt * Bc, seq_kv, p.kv_row_stride);
     cp_async_commit();

@@ -21,7 +21,8 @@ const char* const kWindowAxisAllowed =
     "L means L,0), or none";
 const char* const kSelectAxisAllowed =
     "selected branches l',n[,seed] (block length, blocks per query block, both >= 1; seed >= 0, default 0) "
-    "separated by ';' like 64,16;64,16,7, or none";
+    "or l',n,file:PATH (the index tensor from a .npy or text file) separated by ';' like 64,16;64,16,7, or "
+    "none";
 const char* const kCompressAxisAllowed =
     "compressed branches l,d (block length, stride, both >= 1) separated by ';' like 32,16;64,32, or none";
 
@@ -253,7 +254,15 @@ bool try_parse_select(std::string_view text, Select& out, AxisProblem& problem) 
     out = Select{};
     return true;
   }
-  const auto parts = split(text, ',');
+  auto parts = split(text, ',');
+  std::string file;  // l',n,file:PATH: the path may hold ',' itself
+  if (parts.size() >= 3 && trim(parts[2]).substr(0, 5) == "file:") {
+    const std::size_t at = text.find("file:");
+    file = std::string(trim(text.substr(at + 5)));
+    if (file.empty())
+      return fail(problem, "selected branch " + quoted(text) + ": file: needs a path", kSelectAxisAllowed);
+    parts.resize(2);
+  }
   if (parts.size() != 2 && parts.size() != 3)
     return fail(problem,
                 "selected branch " + quoted(text) + " has " + std::to_string(parts.size()) +
@@ -271,7 +280,11 @@ bool try_parse_select(std::string_view text, Select& out, AxisProblem& problem) 
                       (i == 2 ? "0" : "1"),
                   kSelectAxisAllowed);
   }
-  out = Select{v[0], v[1], static_cast<std::uint64_t>(v[2])};
+  out = Select{};
+  out.block = v[0];
+  out.count = v[1];
+  out.seed = static_cast<std::uint64_t>(v[2]);
+  out.file = std::move(file);
   return true;
 }
 
@@ -405,7 +418,10 @@ std::string format_compress_axis(const std::vector<Compress>& v) {
 std::string select_text(const Select& v) {
   if (!v.active()) return "none";
   std::string s = std::to_string(v.block) + "," + std::to_string(v.count);
-  if (v.seed != 0) {
+  if (v.from_file()) {
+    s += ",file:";
+    s += v.file;
+  } else if (v.seed != 0) {
     s += ',';
     s += std::to_string(v.seed);
   }

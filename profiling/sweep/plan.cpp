@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "kernels/api/select_file.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/host_memory.hpp"
 #include "profiling/sweep/variant.hpp"
@@ -44,6 +45,21 @@ std::size_t checked_product(std::size_t acc, std::size_t n, const std::string& w
 }
 
 // A group's axes with their defaults filled in, in planning order (outermost first).
+// A selected branch's index tensor from a file: read and checked against the problem's shape once
+// the rest of it is valid (else validate() names what is wrong), its hash and pairs recorded.
+void read_index_file(Problem& p, const std::string& gw) {
+  Problem shape = p;
+  shape.select.file_sha256 = "-";  // only the other rules
+  if (!shape.validate().empty()) return;
+  try {
+    const SelectFileTable t = read_select_file(p.select.file, p);
+    p.select.file_sha256 = t.sha256;
+    p.select.file_pairs = t.pairs;
+  } catch (const SelectFileError& e) {
+    throw SpecError(gw + ": " + e.what());
+  }
+}
+
 class GroupAxes {
  public:
   enum Axis {
@@ -143,6 +159,7 @@ class GroupAxes {
       p.varlen.kv = p.varlen.q;
       p.seq_q = p.seq_kv = *std::max_element(p.varlen.q.begin(), p.varlen.q.end());
     }
+    if (p.select.from_file()) read_index_file(p, gw);
     return p;
   }
 
@@ -186,6 +203,7 @@ std::string canonical_case_text(const std::string& kernel, const Knobs& knobs, c
   if (p.select.active())
     t += "|select=" + std::to_string(p.select.block) + "," + std::to_string(p.select.count) + "," +
          std::to_string(p.select.seed);
+  if (p.select.from_file()) t += "|select_file=" + p.select.file_sha256;  // the content, not the path
   if (p.varlen.active()) {  // the lengths themselves: a file or a seed may change them
     t += "|varlen=";
     for (std::size_t i = 0; i < p.varlen.q.size(); ++i) {  // appended piece by piece: GCC 12's -Wrestrict

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -18,6 +20,7 @@
 
 #include "kernels/api/half_convert.hpp"
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/api/select_file.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
 #include "kernels/registry.hpp"
 #include "tests/support/gpu_probe.hpp"
@@ -296,6 +299,53 @@ TEST(Fa2MmaSpec, SmemRowLayout) {
     for (int row = 0; row < 64; ++row)
       for (int pass = 0; pass < 8; ++pass)
         EXPECT_EQ((row + pass * rows_per_pass) & 7, (row & 7) ^ ((pass * rows_per_pass) & 7));
+}
+
+// The selected branch from a file: rows that lack their diagonal block, rows with no block at all,
+// blocks of two key tiles (l' = 128), GQA groups with tables of their own.
+TEST(Fa2MmaSelectFile, IrregularTablesMatchTheOracle) {
+  ATTN_SKIP_WITHOUT_GPU();
+  const std::string path = (std::filesystem::temp_directory_path() / "attnscope-fa2-select.txt").string();
+  Problem shape = make_problem(2, 8, 2, 1500, 1500, 64, DType::fp16);
+  shape.select.block = 128;
+  shape.select.count = 4;
+  const std::int64_t nqb = shape.select.query_blocks(1500);  // 12, the last of 92 rows
+  std::mt19937 rng(7);
+  {
+    std::ofstream f(path);
+    for (std::int64_t row = 0; row < 2 * 2 * nqb; ++row) {
+      // Up to 4 distinct causal blocks, each taken a third of the time, written descending (the
+      // reader sorts them); every fifth row none at all.
+      const std::int64_t qb = row % nqb;
+      int written = 0;
+      for (std::int64_t kb = qb; kb >= 0 && written < 4 && row % 5 != 0; --kb)
+        if (rng() % 3 == 0) {
+          f << kb << ' ';
+          ++written;
+        }
+      for (; written < 4; ++written) f << "-1 ";
+      f << '\n';
+    }
+  }
+  for (const int d : {64, 128})
+    for (const DType t : {DType::fp16, DType::bf16}) {
+      Problem p = shape;
+      p.head_dim = p.head_dim_v = d;
+      p.dtype = t;
+      const attn::SelectFileTable table = attn::read_select_file(path, p);
+      p.select.file = path;
+      p.select.file_sha256 = table.sha256;
+      p.select.file_pairs = table.pairs;
+      ASSERT_EQ(p.validate(), "");
+      OracleRun run;
+      run_against_oracle(attn::make_fa2_mma_spec(), p, {}, 11, run);
+      if (HasFatalFailure()) return;
+      std::cout << "[fa2.mma] select file D=" << d << " " << attn::to_string(t) << ": rel_l2 "
+                << run.err.rel_l2 << ", LSE max abs " << run.err.lse_max_abs << ", rows checked "
+                << run.ref.rows.size() << "\n";
+      EXPECT_LE(run.err.rel_l2, dtype_bound(t)) << p.full_label();
+      EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(t)) << p.full_label();
+    }
 }
 
 }  // namespace

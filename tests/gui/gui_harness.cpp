@@ -3,10 +3,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -129,6 +132,20 @@ pid_t lock_pid(int n) {
   return static_cast<pid_t>(pid);
 }
 
+// Whether display n accepts a connection: its socket can exist a moment before the server listens
+// on it, and a client (GLFW) started in that moment fails to open the display.
+bool accepts_connections(int n) {
+  const std::string path = "/tmp/.X11-unix/X" + std::to_string(n);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
 }  // namespace
 
 Xvfb::Xvfb(const fs::path& log_dir, const std::string& screen) {
@@ -155,7 +172,7 @@ Xvfb::Xvfb(const fs::path& log_dir, const std::string& screen) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (std::chrono::steady_clock::now() < until) {
       if (fs::exists("/tmp/.X11-unix/X" + std::to_string(n))) {
-        if (lock_pid(n) == m_child->pid()) {
+        if (lock_pid(n) == m_child->pid() && accepts_connections(n)) {
           m_ok = true;
           return;
         }

@@ -2,6 +2,8 @@
 // writer, planning (refusals, errors), case ids, the record schema and the CSV columns.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "kernels/registry.hpp"
@@ -25,12 +27,56 @@ TEST(SelectAxis, ParsesBranchesSeedsAndNone) {
   EXPECT_EQ(error_of([] { parse_select_axis("64", "--select"); }),
             "--select '64': selected branch '64' has 1 numbers, not 2 or 3 (l',n[,seed]); expected selected "
             "branches l',n[,seed] (block length, blocks per query block, both >= 1; seed >= 0, default 0) "
-            "separated by ';' like 64,16;64,16,7, or none");
+            "or l',n,file:PATH (the index tensor from a .npy or text file) separated by ';' like "
+            "64,16;64,16,7, or none");
   EXPECT_NE(error_of([] { parse_select_axis("64,0", "--select"); }).find("count n = 0 is below 1"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_select_axis("64,4,-1", "--select"); }).find("seed = -1 is below 0"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_select_axis("x,16", "--select"); }).find("'x' is not an integer"),
+            std::string::npos);
+}
+
+TEST(SelectAxis, AFileTakesThePlaceOfTheSeed) {
+  const S v = parse_select_axis("64,16,file:idx/a,b.npy;64,4", "--select");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].file, "idx/a,b.npy");
+  EXPECT_EQ(v[0].count, 16);
+  EXPECT_EQ(format_select_axis(v), "64,16,file:idx/a,b.npy;64,4");
+  EXPECT_NE(error_of([] { parse_select_axis("64,16,file:", "--select"); }).find("file: needs a path"),
+            std::string::npos);
+}
+
+TEST(SelectAxis, PlanReadsTheFileRecordsItsHashAndRefusesAMismatch) {
+  const std::string path = (std::filesystem::temp_directory_path() / "attnscope-plan-select.txt").string();
+  {
+    std::ofstream f(path);
+    for (const char* row : {"0 -1", "0 1", "2 -1", "0 3"}) f << row << '\n';  // B=1 Hkv=1 S=256 l'=64 n=2
+  }
+  SweepSpec s;
+  s.source = "test";
+  s.kernels = {"cpu.reference"};
+  SweepGroup g;
+  g.batch = {1};
+  g.heads = {2};
+  g.heads_kv = {1};
+  g.seq_q = {256};
+  g.head_dim = {32};
+  g.select = parse_select_axis("64,2,file:" + path, "--select");
+  s.groups = {g};
+  const auto cases = plan(s, Backend::cpu);
+  ASSERT_EQ(cases.size(), 1u);
+  const Problem& p = cases[0].problem;
+  EXPECT_EQ(p.validate(), "");
+  EXPECT_EQ(p.select.file_sha256.size(), 64u);
+  EXPECT_EQ(p.select.file_pairs, 2080 + (4096 + 2080) + 2080 + (4096 + 2080));
+  EXPECT_NE(canonical_case_text("cpu.reference", {}, p).find("|select_file=" + p.select.file_sha256),
+            std::string::npos);
+  const nlohmann::json j = p;
+  EXPECT_EQ(j.at("select_file").at("pairs"), p.select.file_pairs);
+  EXPECT_EQ(j.get<Problem>(), p);
+  s.groups[0].seq_q = {512};  // 8 query blocks: the file holds 4 rows of 2
+  EXPECT_NE(error_of([&] { plan(s, Backend::cpu); }).find("holds 8 values; this problem's index tensor"),
             std::string::npos);
 }
 

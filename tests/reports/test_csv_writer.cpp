@@ -49,9 +49,8 @@ TEST(CsvWriter, HeaderStartsWithTheFirstColumns) {
       "roofline_bound,direction,dq_rel_l2,dk_rel_l2,dv_rel_l2,host,device_index,device_name,device_uuid,"
       "worker,worker_slot,worker_pid,worker_start,"
       "phase_prepare_s,phase_inputs_s,phase_reference_s,phase_check_s,phase_warmup_s,phase_timed_s,"
-      "phase_metrics_s,phase_other_s,kernel_origin,compress_block,compress_stride,padding_waste,select_block,"
-      "select_count,"
-      "select_seed\n");
+      "phase_metrics_s,phase_other_s,kernel_origin,compress_block,compress_stride,padding_waste,"
+      "select_block,select_count,select_seed,select_file\n");
 }
 
 TEST(CsvWriter, Rfc4180Quoting) {
