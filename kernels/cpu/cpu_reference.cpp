@@ -26,7 +26,8 @@ void reference_row(const Problem& p, const float* q, const float* k, const float
   const std::int64_t hk = r.h / group;
   std::vector<std::int64_t> selected;  // the row's query block's key blocks (a selected branch)
   if (p.select.active())
-    selected = selected_blocks(p, origin.batch + r.b, origin.kv_head + hk, r.i / p.select.block);
+    selected = selected_blocks(origin.full ? *origin.full : p, origin.batch + r.b, origin.kv_head + hk,
+                               r.i / p.select.block);
   const float* qr = q + ((r.b * p.seq_q + r.i) * p.heads_q + r.h) * D;
   const auto keys = p.visible_keys(r.i);
   for (std::int64_t d = 0; d < Dv; ++d) o_row[d] = 0.0;

@@ -19,9 +19,10 @@ struct RowIndex {
 void cpu_reference_attention(const Problem& p, const float* q, const float* k, const float* v, double scale,
                              double* o, double* lse);
 
-// Where a slice of a larger problem starts: added to a row's batch and KV head to find its selected
-// blocks (Problem::Select), whose draw follows the full problem's coordinates.
+// Where a slice (one sequence, one head) of a larger problem starts: a row's selected blocks
+// (Problem::Select) follow the full problem's coordinates and, for a file's table, its shape.
 struct SliceOrigin {
+  const Problem* full = nullptr;  // null: the rows' problem is the whole one
   std::int64_t batch = 0, kv_head = 0;
 };
 

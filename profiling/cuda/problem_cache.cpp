@@ -301,7 +301,7 @@ void ProblemCache::sample_rows() {
     }
     std::vector<double> out(local.size() * static_cast<std::size_t>(dv));
     cpu_reference_rows(one, q.data(), k.data(), v.data(), p.default_scale(), local, out.data(), nullptr,
-                       SliceOrigin{b, h / group});
+                       SliceOrigin{&p, b, h / group});
     m_rows_ref.insert(m_rows_ref.end(), out.begin(), out.end());
   }
 }

@@ -194,6 +194,19 @@ TEST(SelectFile, OracleGivesEmptyRowsZeroAndRowsWithoutTheirDiagonalTheirBlocks)
   EXPECT_NEAR(lse_at(140, 1), std::log(64.0), 1e-12);
   // KV head 1, row 100 (query block 1): block 0 only.
   EXPECT_NEAR(o_at(100, 2), 31.5, 1e-9);
+  // The engine's sampled rows: one head's slice (batch 1, one KV head) finds its rows in the full
+  // problem's table through the slice's origin.
+  Problem one = p;
+  one.heads_q = one.heads_kv = 1;
+  std::vector<float> v1(static_cast<std::size_t>(one.v_elems()));
+  for (std::int64_t j = 0; j < 200; ++j)
+    for (std::int64_t d = 0; d < 4; ++d) v1[static_cast<std::size_t>(j * 4 + d)] = static_cast<float>(j);
+  const std::vector<RowIndex> rows{{0, 0, 100}, {0, 0, 140}, {0, 0, 5}};
+  std::vector<double> o1(rows.size() * 4), lse1(rows.size());
+  cpu_reference_rows(one, q.data(), k.data(), v1.data(), 1.0, rows, o1.data(), lse1.data(), SliceOrigin{&p, 0, 1});
+  EXPECT_NEAR(o1[0], 31.5, 1e-9);  // KV head 1's rows, as above
+  EXPECT_NEAR(o1[4], o_at(140, 2), 1e-9);
+  EXPECT_TRUE(std::isinf(lse1[2]) && lse1[2] < 0);
 }
 
 }  // namespace
