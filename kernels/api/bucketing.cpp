@@ -32,6 +32,8 @@ std::vector<DenseBucket> dense_buckets(const Problem& p, std::int64_t bucket) {
     d.problem.varlen = {};
     d.problem.batch = static_cast<std::int64_t>(d.sequences.size());
     d.problem.seq_q = d.problem.seq_kv = length;
+    // A compressed branch: the padded sequence's blocks; its real rows see only their own.
+    if (p.compress.active()) d.problem.seq_kv = std::max<std::int64_t>(1, p.compress.blocks_at(length - 1));
     out.push_back(std::move(d));
   }
   return out;
@@ -56,6 +58,14 @@ std::string bucketing_why_not(const Problem& p, std::int64_t bucket) {
     return what + ": a bucket is 1 to " + std::to_string(kMaxBucket) + " rows (0 = the kernel's own path)";
   if (!p.varlen.active())
     return what + ": dense-bucketed execution is for varlen batches; this problem is dense (set varlen)";
+  if (p.compress.active()) {  // keys are each sequence's blocks, and no row sees a later one
+    for (std::size_t b = 0; b < p.varlen.q.size(); ++b)
+      if (p.varlen.kv[b] != std::max<std::int64_t>(1, p.compress.blocks_at(p.varlen.q[b] - 1)))
+        return what + ": a compressed branch's sequence " + std::to_string(b) + " has " +
+               std::to_string(p.varlen.kv[b]) + " keys, not the blocks of its " +
+               std::to_string(p.varlen.q[b]) + " positions";
+    return {};
+  }
   if (p.varlen.q != p.varlen.kv)
     return what +
            ": padding at each sequence's end is exact only when its queries and keys are the "
@@ -189,17 +199,19 @@ class BucketedKernel final : public PreparedKernel {
     const std::size_t v_row = static_cast<std::size_t>(p.heads_kv * p.head_dim_v) * e;
     for (const Batch& b : m_batches) {
       const auto length = static_cast<std::size_t>(b.bucket.length);
+      const auto kv_length = static_cast<std::size_t>(b.bucket.problem.seq_kv);  // = length but compressed
       for (std::size_t slot = 0; slot < b.bucket.sequences.size(); ++slot) {
-        const std::int64_t s = b.bucket.sequences[slot];
-        const auto n = static_cast<std::size_t>(p.varlen.q[static_cast<std::size_t>(s)]);
-        const auto qs = static_cast<std::size_t>(m_q_starts[static_cast<std::size_t>(s)]);
-        const auto ks = static_cast<std::size_t>(m_kv_starts[static_cast<std::size_t>(s)]);
+        const auto s = static_cast<std::size_t>(b.bucket.sequences[slot]);
+        const auto n = static_cast<std::size_t>(p.varlen.q[s]),
+                   n_kv = static_cast<std::size_t>(p.varlen.kv[s]);
+        const auto qs = static_cast<std::size_t>(m_q_starts[s]);
+        const auto ks = static_cast<std::size_t>(m_kv_starts[s]);
         copy_rows(m_backend, b.q->get() + slot * length * q_row, 0,
                   static_cast<const char*>(a.q) + qs * q_row, 0, n * q_row, 1, a.stream);
-        copy_rows(m_backend, b.k->get() + slot * length * k_row, 0,
-                  static_cast<const char*>(a.k) + ks * k_row, 0, n * k_row, 1, a.stream);
-        copy_rows(m_backend, b.v->get() + slot * length * v_row, 0,
-                  static_cast<const char*>(a.v) + ks * v_row, 0, n * v_row, 1, a.stream);
+        copy_rows(m_backend, b.k->get() + slot * kv_length * k_row, 0,
+                  static_cast<const char*>(a.k) + ks * k_row, 0, n_kv * k_row, 1, a.stream);
+        copy_rows(m_backend, b.v->get() + slot * kv_length * v_row, 0,
+                  static_cast<const char*>(a.v) + ks * v_row, 0, n_kv * v_row, 1, a.stream);
       }
     }
   }

@@ -207,8 +207,6 @@ std::string Problem::validate() const {
   if (heads_q % heads_kv != 0)
     return "heads_kv = " + std::to_string(heads_kv) + ": must divide heads_q = " + std::to_string(heads_q) +
            " (GQA/MQA groups query heads evenly)";
-  if (compress.active() && varlen.active())
-    return "compress with varlen: the compressed branch of a variable-length batch is not supported yet";
   if (compress.active() && (causal || window.active()))
     return "compress = (" + std::to_string(compress.block) + "," + std::to_string(compress.stride) +
            ") with " +

@@ -157,7 +157,12 @@ class GroupAxes {
       // Sequence lengths up to the group's seq; the problem's Sq and Sk are the longest.
       p.varlen.q = draw_lengths(v, p.batch, sq, m_run_seed, gw);
       p.varlen.kv = p.varlen.q;
-      p.seq_q = p.seq_kv = *std::max_element(p.varlen.q.begin(), p.varlen.q.end());
+      // A compressed branch: each sequence's keys are its own blocks (at least one key row, which a
+      // sequence shorter than l never sees).
+      if (p.compress.active())
+        for (std::int64_t& kv : p.varlen.kv) kv = std::max<std::int64_t>(1, p.compress.blocks_at(kv - 1));
+      p.seq_q = *std::max_element(p.varlen.q.begin(), p.varlen.q.end());
+      p.seq_kv = *std::max_element(p.varlen.kv.begin(), p.varlen.kv.end());
     }
     if (p.select.from_file()) read_index_file(p, gw);
     return p;

@@ -166,7 +166,7 @@ def _flex():
         sequence, then the mask within it, bottom-right aligned per sequence."""
         from ._kernels import prefix_sums
         lengths = problem["varlen"]
-        causal, window = problem["causal"], problem["window"]
+        causal, window, compress = problem["causal"], problem["window"], problem.get("compress")
         left, right = window if window is not None else (-1, -1)
         ints = dict(dtype=torch.int32, device="cuda")
         cu_q, cu_k = (torch.tensor(prefix_sums(lengths[x]), **ints) for x in ("q", "kv"))
@@ -185,6 +185,8 @@ def _flex():
                 keep = keep & (kpos >= diag - left)
             if right >= 0:
                 keep = keep & (kpos <= diag + right)
+            if compress is not None:  # NSA's compressed branch: key kpos is block kpos of the sequence
+                keep = keep & (kpos * compress[1] + compress[0] - 1 <= q_idx - cu_q[dq])
             return keep
         return mask_mod
 

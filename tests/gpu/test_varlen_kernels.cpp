@@ -74,6 +74,15 @@ std::vector<VarlenCase> varlen_cases() {
               varlen(4, 2, {1, 130, 4097, 64, 700}, {300, 130, 17, 1, 2000}, d, t, true));
           add("ragged_qkv_win128_128",
               varlen(4, 4, {1000, 5, 257}, {40, 3000, 257}, d, t, false, {128, 128}));
+          // NSA's compressed branch per sequence: keys are each sequence's blocks (one unseen key
+          // row for a sequence shorter than l).
+          for (const attn::Compress c : {attn::Compress{32, 16}, attn::Compress{8, 4}}) {
+            std::vector<std::int64_t> kv;
+            for (const std::int64_t n : mixed) kv.push_back(std::max<std::int64_t>(1, c.blocks_at(n - 1)));
+            Problem p = varlen(8, 2, mixed, kv, d, t, false);
+            p.compress = c;
+            add("mixed_gqa82_cmp" + std::to_string(c.block) + "_" + std::to_string(c.stride), p);
+          }
         } else {
           add("ragged_qkv_full", varlen(4, 2, {1, 130, 4097, 64, 700}, {300, 130, 17, 1, 2000}, d, t, false));
         }

@@ -145,9 +145,35 @@ std::vector<float> random_values(std::int64_t n, std::mt19937& rng) {
   return v;
 }
 
+// NSA's compressed branch of a varlen batch: each sequence's keys are its own blocks (one key row
+// that no query sees for a sequence shorter than l).
+Problem compressed_varlen(std::vector<std::int64_t> lengths, Compress c) {
+  Problem p = varlen_problem(lengths, false);
+  p.compress = c;
+  for (std::int64_t& kv : p.varlen.kv) kv = std::max<std::int64_t>(1, c.blocks_at(kv - 1));
+  p.seq_kv = *std::max_element(p.varlen.kv.begin(), p.varlen.kv.end());
+  return p;
+}
+
+TEST(Bucketing, CompressedBranchPadsEachSequencesBlocks) {
+  const Problem p = compressed_varlen({5, 200, 77}, {32, 16});
+  ASSERT_EQ(p.validate(), "");
+  EXPECT_EQ(p.varlen.kv, (std::vector<std::int64_t>{1, 11, 3}));
+  EXPECT_EQ(bucketing_why_not(p, 64), "");
+  const auto buckets = dense_buckets(p, 64);  // padded lengths 64, 128, 256
+  for (const DenseBucket& d : buckets)
+    EXPECT_EQ(d.problem.seq_kv, std::max<std::int64_t>(1, (d.length - 32) / 16 + 1));
+  Problem off = p;
+  off.varlen.kv[1] = 12;
+  EXPECT_NE(bucketing_why_not(off, 64).find("sequence 1 has 12 keys, not the blocks of its 200 positions"),
+            std::string::npos)
+      << bucketing_why_not(off, 64);
+}
+
 TEST(Bucketing, WrapperMatchesThePackedPathBitForBit) {
   for (const Problem& p :
-       {varlen_problem({1, 130, 17, 128, 64, 33}, true), varlen_problem({200, 5, 77}, false, {16, 0})}) {
+       {varlen_problem({1, 130, 17, 128, 64, 33}, true), varlen_problem({200, 5, 77}, false, {16, 0}),
+        compressed_varlen({200, 5, 77, 64}, {32, 16}), compressed_varlen({40, 300}, {8, 4})}) {
     std::mt19937 rng(7);
     const std::vector<float> q = random_values(p.q_elems(), rng), k = random_values(p.k_elems(), rng),
                              v = random_values(p.v_elems(), rng);

@@ -8,6 +8,7 @@
 #include "profiling/sweep/axis_parse.hpp"
 #include "profiling/sweep/plan.hpp"
 #include "profiling/sweep/preset.hpp"
+#include "profiling/sweep/varlen_axis.hpp"
 #include "reports/result_json.hpp"
 #include "tests/support/spec_error.hpp"
 
@@ -118,6 +119,26 @@ TEST(CompressAxis, PlanErrorsAndRefusals) {
       "debug.wrong does not implement NSA's compressed-branch mask (compress = 32,16); `attnscope kernels` "
       "marks those that do in its cmp column");
   EXPECT_EQ(refused[2].skip_reason, "");  // the same kernel on the problem without the branch
+}
+
+TEST(CompressAxis, AVarlenBatchGetsEachSequencesBlocks) {
+  SweepSpec s = compressed_spec();
+  s.groups[0].batch = {3};
+  s.groups[0].seq_q = {512};
+  s.groups[0].compress = {{32, 16}};
+  s.groups[0].varlen = {parse_varlen_axis("list:20,300,512", "--varlen")[0]};
+  const auto cases = plan(s, Backend::cpu);
+  ASSERT_EQ(cases.size(), 2u);
+  const Problem& p = cases[0].problem;
+  EXPECT_EQ(p.validate(), "");
+  EXPECT_EQ(p.varlen.q, (std::vector<std::int64_t>{20, 300, 512}));
+  EXPECT_EQ(p.varlen.kv, (std::vector<std::int64_t>{1, 17, 31}));  // 20 < l: one key nobody sees
+  EXPECT_EQ(p.seq_kv, 31);
+  EXPECT_EQ(cases[0].skip_reason, "");
+  // Pairs: each sequence's own compressed pairs.
+  Problem one = p.sequence(1);
+  EXPECT_EQ(p.visible_pairs_per_head(),
+            one.visible_pairs_per_head() + p.sequence(2).visible_pairs_per_head());
 }
 
 TEST(CompressAxis, RecordsCarryTheBranchAndOmitItWhenOff) {

@@ -309,13 +309,16 @@ TEST(Preset, ShippedPresetShapes) {
   ASSERT_EQ(nsa.size(), 15u);  // 3 seq x 4 windows, 3 seq compressed
   EXPECT_EQ(nsa.back().problem.full_label(), "B=4 Hq=16 Sq=1024 Sk=63 D=64 fp16 cmp32,16");
   const auto varlen = cases_of("nsa-varlen");
-  ASSERT_EQ(varlen.size(), 15u);  // 3 seq x (causal + 4 windows)
+  ASSERT_EQ(varlen.size(), 18u);  // 3 seq x (causal + 4 windows + compressed)
   for (const Case& c : varlen) {
     EXPECT_EQ(c.problem.varlen.q.size(), 16u);
-    EXPECT_TRUE(c.problem.causal);
+    EXPECT_TRUE(c.problem.causal != c.problem.compress.active()) << c.problem.full_label();
     for (const std::int64_t n : c.problem.varlen.q) EXPECT_TRUE(n >= 16 && n <= 1024) << n;
   }
-  EXPECT_EQ(varlen.back().problem.window.left, 256);
+  EXPECT_EQ(varlen[14].problem.window.left, 256);
+  EXPECT_EQ(varlen.back().problem.compress, (Compress{32, 16}));
+  EXPECT_EQ(varlen.back().problem.varlen.kv[0],
+            std::max<std::int64_t>(1, Compress{32, 16}.blocks_at(varlen.back().problem.varlen.q[0] - 1)));
   const auto selected = cases_of("nsa-selected");
   ASSERT_EQ(selected.size(), 8u);  // 4 seq x (selected + causal)
   EXPECT_EQ(selected.front().problem.full_label(), "B=1 Hq=16 Hkv=4 Sq=2048 D=128 fp16 sel64x16");

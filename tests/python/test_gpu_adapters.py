@@ -68,6 +68,24 @@ def test_nsa_compressed_branch_masked_sdpa_and_flex(tmp_path):
             assert r["correctness.pass"] is True
 
 
+def test_nsa_compressed_branch_of_a_varlen_batch(tmp_path):
+    # NSA's compressed branch per sequence of a varlen batch (each sequence's keys its own blocks):
+    # fa2.mma packed, FlexAttention's document mask with the compressed rule, and dense buckets of
+    # fa2.mma and cublas.unfused, all checked against the same reference; varlen_attn has no such mask.
+    kernels = ["fa2.mma", "torch.flex", ("fa2.mma", {"bucket": 128}), ("cublas.unfused", {"bucket": 128}),
+               "torch.varlen"]
+    rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=6, heads=4, seq=1024, head_dim=64,
+                         compress=[(32, 16)], varlen=["uniform:16@3"], args=["--max-time-s", "0.05"])
+    assert len(rows) == len(kernels)
+    for r in rows:
+        assert r["problem.compress"] == [32, 16], r
+        if r["kernel"] == "torch.varlen":
+            assert r["status"] == "skipped" and "compress" in r["reason"], r
+        else:
+            assert r["status"] == "ok", (r["kernel"], r.get("reason"))
+            assert r["correctness.pass"] is True
+
+
 def test_varlen_packed_adapters_and_buckets(tmp_path):
     # A varlen batch: fa2.mma, cudnn.sdpa, PyTorch's varlen_attn and FlexAttention (a document mask
     # over the packed rows) read the packed rows; torch.flash and cudnn.sdpa also run it dense-bucketed.

@@ -60,6 +60,16 @@ inline Problem varlen_problem(std::int64_t hq, std::int64_t hkv, std::vector<std
   return p;
 }
 
+// NSA's compressed branch of a varlen batch: each sequence's keys are its own blocks.
+inline Problem compressed_varlen_problem(std::int64_t hq, std::int64_t hkv, std::vector<std::int64_t> lengths,
+                                         Compress c, std::int64_t d, DType t) {
+  Problem p = varlen_problem(hq, hkv, std::move(lengths), d, t);
+  p.compress = c;
+  for (std::int64_t& kv : p.varlen.kv) kv = std::max<std::int64_t>(1, c.blocks_at(kv - 1));
+  p.seq_kv = *std::max_element(p.varlen.kv.begin(), p.varlen.kv.end());
+  return p;
+}
+
 // NSA's selected branch over S tokens: query blocks of l' rows see n of their causal key blocks.
 inline Problem selected_problem(std::int64_t hq, std::int64_t hkv, std::int64_t s, Select sel, std::int64_t d,
                                 DType t) {
@@ -102,6 +112,7 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
     add("varlen_gqa42_causal", varlen_problem(4, 2, {1, 257, 17, 130, 64, 2}, 64, t, true));
     add("varlen_win16_0", varlen_problem(4, 4, {200, 1, 33}, 64, t, false, {16, 0}));
     add("varlen_full_mqa41", varlen_problem(4, 1, {300, 1, 77, 128}, 64, t, false));
+    add("varlen_cmp32_16_gqa42", compressed_varlen_problem(4, 2, {20, 300, 77, 1000}, {32, 16}, 64, t));
   }
   return out;
 }
@@ -130,6 +141,7 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
       add("win32_32_sq130_sk257", conformance_problem(4, 2, 130, 257, 16, t, false, {32, 32}));
       add("cmp16_8_gqa42_s130", compressed_problem(4, 2, 130, 16, 8, 32, t));
       add("varlen_gqa42_causal", varlen_problem(4, 2, {1, 130, 17, 64}, 32, t, true));
+      add("varlen_cmp16_8_gqa42", compressed_varlen_problem(4, 2, {1, 130, 17, 64}, {16, 8}, 32, t));
       continue;
     }
     add("s1000_d128", conformance_problem(4, 4, 1000, 1000, 128, t));
@@ -158,6 +170,8 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
     add("varlen_gqa42_causal_d64", varlen_problem(4, 2, {1, 1000, 17, 130, 4097, 64}, 64, t, true));
     add("varlen_full_d128", varlen_problem(4, 4, {300, 1, 77, 1024}, 128, t), Pass::fwd_bwd);
     add("varlen_mqa81_win64_0_d32", varlen_problem(8, 1, {200, 1000, 33}, 32, t, false, {64, 0}));
+    add("varlen_cmp32_16_gqa42_d64", compressed_varlen_problem(4, 2, {20, 1000, 257, 64}, {32, 16}, 64, t),
+        Pass::fwd_bwd);
   }
   return out;
 }
