@@ -219,90 +219,75 @@ class Reader {
     return out;
   }
 
-  // "32,16;64,32", [32, 16] (one branch: a flat pair), [[32,16],[64,32]], or an array mixing [l,d]
-  // arrays and "l,d" / "none" strings.
-  std::vector<Compress> compress_axis(const toml::node& n, const std::string& field) const {
-    std::vector<Compress> out;
-    if (const auto* s = n.as_string()) {
-      AxisProblem p;
-      if (!try_parse_compress_axis(s->get(), out, p)) fail(n, field, p);
-      return out;
-    }
-    const auto* arr = n.as_array();
-    if (!arr || arr->empty())
-      fail(n, field, {"expected a non-empty array or a string", kCompressAxisAllowed});
-    auto from_pair = [&](const toml::node& at, const toml::array& a) {
-      if (a.size() != 2 || !a[0].is_integer() || !a[1].is_integer())
-        fail(at, field, {"a compressed branch is two integers [l, d]", kCompressAxisAllowed});
-      Compress c;
-      AxisProblem p;
-      const std::string text = std::to_string(a[0].value<std::int64_t>().value_or(0)) + "," +
-                               std::to_string(a[1].value<std::int64_t>().value_or(0));
-      if (!try_parse_compress(text, c, p)) fail(at, field, p);
-      return c;
-    };
-    if (std::all_of(arr->begin(), arr->end(), [](const toml::node& e) { return e.is_integer(); })) {
-      out.push_back(from_pair(n, *arr));
-      return out;
-    }
-    for (const toml::node& e : *arr) {
-      if (const auto* inner = e.as_array()) {
-        out.push_back(from_pair(e, *inner));
-      } else if (const auto* s = e.as_string()) {
-        Compress c;
-        AxisProblem p;
-        if (!try_parse_compress(s->get(), c, p)) fail(e, field, p);
-        out.push_back(c);
-      } else {
-        fail(e, field, {"expected [l, d] or \"l,d\"", kCompressAxisAllowed});
-      }
-    }
-    return out;
-  }
+  // How an axis of small integer tuples reads (the compressed and selected branches).
+  template <class T>
+  struct TupleAxis {
+    const char* allowed;
+    const char* arity;    // the error for an integer array of the wrong size
+    const char* element;  // the error for an element that is neither an array nor a string
+    std::size_t min_ints, max_ints;
+    bool (*parse_axis)(std::string_view, std::vector<T>&, AxisProblem&);
+    bool (*parse_one)(std::string_view, T&, AxisProblem&);
+  };
 
-  // "64,16;64,16,7", [64, 16] or [64, 16, 7] (one branch: a flat array), [[64,16],[64,16,7]], or an
-  // array mixing such arrays and "l',n[,seed]" / "none" strings.
-  std::vector<Select> select_axis(const toml::node& n, const std::string& field) const {
-    std::vector<Select> out;
+  // "a,b;c,d" (a string of items), [a, b] (one item: a flat integer array), [[a,b],[c,d]], or an array
+  // mixing integer arrays and "a,b" / "none" strings; each integer array reads as its text "a,b".
+  template <class T>
+  std::vector<T> tuple_axis(const toml::node& n, const std::string& field, const TupleAxis<T>& how) const {
+    std::vector<T> out;
     if (const auto* s = n.as_string()) {
       AxisProblem p;
-      if (!try_parse_select_axis(s->get(), out, p)) fail(n, field, p);
+      if (!how.parse_axis(s->get(), out, p)) fail(n, field, p);
       return out;
     }
     const auto* arr = n.as_array();
-    if (!arr || arr->empty()) fail(n, field, {"expected a non-empty array or a string", kSelectAxisAllowed});
+    if (!arr || arr->empty()) fail(n, field, {"expected a non-empty array or a string", how.allowed});
+    auto all_ints = [](const toml::array& a) {
+      return std::all_of(a.begin(), a.end(), [](const toml::node& e) { return e.is_integer(); });
+    };
+    auto from_text = [&](const toml::node& at, std::string_view text) {
+      T v{};
+      AxisProblem p;
+      if (!how.parse_one(text, v, p)) fail(at, field, p);
+      return v;
+    };
     auto from_ints = [&](const toml::node& at, const toml::array& a) {
-      const bool ints = std::all_of(a.begin(), a.end(), [](const toml::node& e) { return e.is_integer(); });
-      if ((a.size() != 2 && a.size() != 3) || !ints)
-        fail(at, field,
-             {"a selected branch is two or three integers [l', n] or [l', n, seed]", kSelectAxisAllowed});
+      if (a.size() < how.min_ints || a.size() > how.max_ints || !all_ints(a))
+        fail(at, field, {how.arity, how.allowed});
       std::string text;
       for (const toml::node& e : a) {  // appended piece by piece: GCC 12's -Wrestrict
         if (!text.empty()) text += ',';
         text += std::to_string(e.value<std::int64_t>().value_or(0));
       }
-      Select v;
-      AxisProblem p;
-      if (!try_parse_select(text, v, p)) fail(at, field, p);
-      return v;
+      return from_text(at, text);
     };
-    if (std::all_of(arr->begin(), arr->end(), [](const toml::node& e) { return e.is_integer(); })) {
+    if (all_ints(*arr)) {
       out.push_back(from_ints(n, *arr));
       return out;
     }
     for (const toml::node& e : *arr) {
-      if (const auto* inner = e.as_array()) {
+      if (const auto* inner = e.as_array())
         out.push_back(from_ints(e, *inner));
-      } else if (const auto* s = e.as_string()) {
-        Select v;
-        AxisProblem p;
-        if (!try_parse_select(s->get(), v, p)) fail(e, field, p);
-        out.push_back(v);
-      } else {
-        fail(e, field, {"expected [l', n] or \"l',n\"", kSelectAxisAllowed});
-      }
+      else if (const auto* s = e.as_string())
+        out.push_back(from_text(e, s->get()));
+      else
+        fail(e, field, {how.element, how.allowed});
     }
     return out;
+  }
+
+  std::vector<Compress> compress_axis(const toml::node& n, const std::string& field) const {
+    return tuple_axis<Compress>(
+        n, field,
+        {kCompressAxisAllowed, "a compressed branch is two integers [l, d]", "expected [l, d] or \"l,d\"", 2,
+         2, try_parse_compress_axis, try_parse_compress});
+  }
+
+  std::vector<Select> select_axis(const toml::node& n, const std::string& field) const {
+    return tuple_axis<Select>(
+        n, field,
+        {kSelectAxisAllowed, "a selected branch is two or three integers [l', n] or [l', n, seed]",
+         "expected [l', n] or \"l',n\"", 2, 3, try_parse_select_axis, try_parse_select});
   }
 
   // "uniform;lognormal:512:0.6" or an array of such strings.
