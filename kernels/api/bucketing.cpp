@@ -33,7 +33,7 @@ std::vector<DenseBucket> dense_buckets(const Problem& p, std::int64_t bucket) {
     d.problem.batch = static_cast<std::int64_t>(d.sequences.size());
     d.problem.seq_q = d.problem.seq_kv = length;
     // A compressed branch: the padded sequence's blocks; its real rows see only their own.
-    if (p.compress.active()) d.problem.seq_kv = std::max<std::int64_t>(1, p.compress.blocks_at(length - 1));
+    if (p.compress.active()) d.problem.seq_kv = p.compress.key_rows(length);
     out.push_back(std::move(d));
   }
   return out;
@@ -60,7 +60,7 @@ std::string bucketing_why_not(const Problem& p, std::int64_t bucket) {
     return what + ": dense-bucketed execution is for varlen batches; this problem is dense (set varlen)";
   if (p.compress.active()) {  // keys are each sequence's blocks, and no row sees a later one
     for (std::size_t b = 0; b < p.varlen.q.size(); ++b)
-      if (p.varlen.kv[b] != std::max<std::int64_t>(1, p.compress.blocks_at(p.varlen.q[b] - 1)))
+      if (p.varlen.kv[b] != p.compress.key_rows(p.varlen.q[b]))
         return what + ": a compressed branch's sequence " + std::to_string(b) + " has " +
                std::to_string(p.varlen.kv[b]) + " keys, not the blocks of its " +
                std::to_string(p.varlen.q[b]) + " positions";

@@ -33,6 +33,11 @@ struct Compress {
     const std::int64_t u = i + 1 - block;
     return u < 0 ? 0 : u / stride + 1;
   }
+  // The key rows of a sequence of `positions` raw positions: its blocks, at least one (a row no
+  // query sees when the sequence is shorter than a block), as a varlen batch and its buckets size them.
+  std::int64_t key_rows(std::int64_t positions) const {
+    return std::max<std::int64_t>(1, blocks_at(positions - 1));
+  }
   friend bool operator==(const Compress&, const Compress&) = default;
 };
 

@@ -38,12 +38,15 @@ void reference_row(const Problem& p, const float* q, const float* k, const float
   scores.resize(static_cast<std::size_t>(keys.size()));
   double mx = -std::numeric_limits<double>::infinity();
   for (std::int64_t j = keys.first; j < keys.last; ++j) {
+    // A selected branch's unselected key inside the causal range: no dot product, weight 0.
+    if (p.select.active() && !selected_visible(p, selected, r.i, j)) {
+      scores[static_cast<std::size_t>(j - keys.first)] = -std::numeric_limits<double>::infinity();
+      continue;
+    }
     const float* kr = k + ((r.b * p.seq_kv + j) * p.heads_kv + hk) * D;
     double s = 0.0;
     for (std::int64_t d = 0; d < D; ++d) s += static_cast<double>(qr[d]) * static_cast<double>(kr[d]);
     s *= scale;
-    if (p.select.active() && !selected_visible(p, selected, r.i, j))
-      s = -std::numeric_limits<double>::infinity();
     scores[static_cast<std::size_t>(j - keys.first)] = s;
     mx = std::max(mx, s);
   }

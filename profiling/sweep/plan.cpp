@@ -160,7 +160,7 @@ class GroupAxes {
       // A compressed branch: each sequence's keys are its own blocks (at least one key row, which a
       // sequence shorter than l never sees).
       if (p.compress.active())
-        for (std::int64_t& kv : p.varlen.kv) kv = std::max<std::int64_t>(1, p.compress.blocks_at(kv - 1));
+        for (std::int64_t& kv : p.varlen.kv) kv = p.compress.key_rows(kv);
       p.seq_q = *std::max_element(p.varlen.q.begin(), p.varlen.q.end());
       p.seq_kv = *std::max_element(p.varlen.kv.begin(), p.varlen.kv.end());
     }

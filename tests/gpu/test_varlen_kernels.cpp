@@ -78,7 +78,7 @@ std::vector<VarlenCase> varlen_cases() {
           // row for a sequence shorter than l).
           for (const attn::Compress c : {attn::Compress{32, 16}, attn::Compress{8, 4}}) {
             std::vector<std::int64_t> kv;
-            for (const std::int64_t n : mixed) kv.push_back(std::max<std::int64_t>(1, c.blocks_at(n - 1)));
+            for (const std::int64_t n : mixed) kv.push_back(c.key_rows(n));
             Problem p = varlen(8, 2, mixed, kv, d, t, false);
             p.compress = c;
             add("mixed_gqa82_cmp" + std::to_string(c.block) + "_" + std::to_string(c.stride), p);

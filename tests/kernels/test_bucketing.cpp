@@ -150,7 +150,7 @@ std::vector<float> random_values(std::int64_t n, std::mt19937& rng) {
 Problem compressed_varlen(std::vector<std::int64_t> lengths, Compress c) {
   Problem p = varlen_problem(lengths, false);
   p.compress = c;
-  for (std::int64_t& kv : p.varlen.kv) kv = std::max<std::int64_t>(1, c.blocks_at(kv - 1));
+  for (std::int64_t& kv : p.varlen.kv) kv = c.key_rows(kv);
   p.seq_kv = *std::max_element(p.varlen.kv.begin(), p.varlen.kv.end());
   return p;
 }

@@ -203,7 +203,8 @@ TEST(SelectFile, OracleGivesEmptyRowsZeroAndRowsWithoutTheirDiagonalTheirBlocks)
     for (std::int64_t d = 0; d < 4; ++d) v1[static_cast<std::size_t>(j * 4 + d)] = static_cast<float>(j);
   const std::vector<RowIndex> rows{{0, 0, 100}, {0, 0, 140}, {0, 0, 5}};
   std::vector<double> o1(rows.size() * 4), lse1(rows.size());
-  cpu_reference_rows(one, q.data(), k.data(), v1.data(), 1.0, rows, o1.data(), lse1.data(), SliceOrigin{&p, 0, 1});
+  cpu_reference_rows(one, q.data(), k.data(), v1.data(), 1.0, rows, o1.data(), lse1.data(),
+                     SliceOrigin{&p, 0, 1});
   EXPECT_NEAR(o1[0], 31.5, 1e-9);  // KV head 1's rows, as above
   EXPECT_NEAR(o1[4], o_at(140, 2), 1e-9);
   EXPECT_TRUE(std::isinf(lse1[2]) && lse1[2] < 0);

@@ -213,7 +213,8 @@ TEST(SelectedBranch, OracleAveragesOnlyTheSelectedKeys) {
   // The row form over a slice (one head of KV head 0) agrees, given where the slice starts.
   std::vector<RowIndex> rows{{0, 0, 199}, {0, 1, 57}};
   std::vector<double> o_rows(rows.size() * 4);
-  cpu_reference_rows(p, q.data(), k.data(), v.data(), 1.0, rows, o_rows.data(), nullptr, SliceOrigin{&p, 0, 0});
+  cpu_reference_rows(p, q.data(), k.data(), v.data(), 1.0, rows, o_rows.data(), nullptr,
+                     SliceOrigin{&p, 0, 0});
   EXPECT_DOUBLE_EQ(o_rows[0], o[static_cast<std::size_t>((199 * 2 + 0) * 4)]);
   EXPECT_DOUBLE_EQ(o_rows[4], o[static_cast<std::size_t>((57 * 2 + 1) * 4)]);
 }

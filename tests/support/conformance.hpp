@@ -65,7 +65,7 @@ inline Problem compressed_varlen_problem(std::int64_t hq, std::int64_t hkv, std:
                                          Compress c, std::int64_t d, DType t) {
   Problem p = varlen_problem(hq, hkv, std::move(lengths), d, t);
   p.compress = c;
-  for (std::int64_t& kv : p.varlen.kv) kv = std::max<std::int64_t>(1, c.blocks_at(kv - 1));
+  for (std::int64_t& kv : p.varlen.kv) kv = c.key_rows(kv);
   p.seq_kv = *std::max_element(p.varlen.kv.begin(), p.varlen.kv.end());
   return p;
 }
