@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes kernels/common/wgmma_ptx.cuh: the wgmma.mma_async wrappers ffpa.wgmma uses.
+"""Writes kernels/common/wgmma_ptx.cuh: the wgmma.mma_async wrappers ffpa.wgmma and fa3.wgmma use.
 
 The instructions take one register operand per accumulator (64 for m64n128 fp32), which is too
 long to write by hand without mistakes, so this script spells them out. Run it after editing:
@@ -40,6 +40,8 @@ print("// Included by kernels/common/wgmma_ptx.cuh inside namespace attn::wgmma.
 print(ss("ss_m64n128k16_f32_f16", 128, "f32", "f16", 64, "float", "f"))
 print(ss("ss_m64n128k16_f32_bf16", 128, "f32", "bf16", 64, "float", "f"))
 print(ss("ss_m64n128k16_f16_f16", 128, "f16", "f16", 32, "std::uint32_t", "r"))
+print(ss("ss_m64n64k16_f32_f16", 64, "f32", "f16", 32, "float", "f"))
+print(ss("ss_m64n64k16_f32_bf16", 64, "f32", "bf16", 32, "float", "f"))
 print(rs("rs_m64n64k16_f32_f16", 64, "f32", "f16", 32, "float", "f"))
 print(rs("rs_m64n64k16_f32_bf16", 64, "f32", "bf16", 32, "float", "f"))
 print(rs("rs_m64n64k16_f16_f16", 64, "f16", "f16", 16, "std::uint32_t", "r"), end="")

@@ -23,6 +23,7 @@
 #include "kernels/api/select_file.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
 #include "kernels/registry.hpp"
+#include "tests/support/cudnn_tolerance.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
 
@@ -105,37 +106,14 @@ TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   run_against_oracle(attn::make_fa2_mma_spec(), p, {}, seed, run);
   if (HasFatalFailure()) return;
 
-  // cuDNN on the same inputs, where it takes the case: the tolerance is 2x its error (the engine's
-  // rule, with the same floor of a quarter of the dtype bound for cases where cuDNN is exact-ish).
-  const attn::KernelSpec dnn = attn::make_cudnn_sdpa_spec();
-  double tol = dtype_bound(p.dtype);
-  std::string rule = "dtype bound";
-  double dnn_err = std::numeric_limits<double>::quiet_NaN();
-  if (attn::kernel_why_not(dnn, p, {}).empty()) {
-    std::unique_ptr<attn::PreparedKernel> dnn_kernel;
-    try {
-      dnn_kernel = dnn.prepare(p, {});
-    } catch (const attn::Unsupported& e) {
-      rule = "dtype bound (cudnn.sdpa: ";
-      rule += e.what();
-      rule += ')';
-    }
-    if (dnn_kernel) {
-      RunOutput ref_dnn;
-      run_prepared(*dnn_kernel, p, run.in, 0, ref_dnn);
-      if (HasFatalFailure()) return;
-      dnn_err = compare(p, run.ref, ref_dnn).rel_l2;
-      if (std::isfinite(dnn_err)) {
-        tol = std::max(2.0 * dnn_err, 0.25 * dtype_bound(p.dtype));
-        rule = "2x cudnn.sdpa";
-      }
-    }
-  }
+  CudnnTolerance tol;
+  twice_cudnn_tolerance(p, run, tol);
+  if (HasFatalFailure()) return;
   std::cout << "[fa2.mma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << run.err.rel_l2
-            << ", cudnn " << dnn_err << ", tol " << tol << " (" << rule << "), LSE max abs "
+            << ", cudnn " << tol.dnn_err << ", tol " << tol.tol << " (" << tol.rule << "), LSE max abs "
             << run.err.lse_max_abs << ", empty rows " << run.empty_rows << ", rows checked "
             << run.ref.rows.size() << "\n";
-  EXPECT_LE(run.err.rel_l2, tol) << p.full_label();
+  EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
   EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
 }
 

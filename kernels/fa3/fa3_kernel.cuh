@@ -1,0 +1,404 @@
+// fa3.wgmma kernel body (sm_90a): a FlashAttention-3 class forward on Hopper's asynchronous units.
+//
+// A CTA is three warpgroups over 128 query rows of one (batch, head):
+//   warpgroup 0, the producer, gives up its registers (setmaxnreg) and one thread issues TMA loads:
+//   Q once, then per key tile K and V into a ring of `Stages` slots, each slot guarded by a "full"
+//   mbarrier (TMA transaction bytes) and an "empty" one (the consumer warps' arrivals);
+//   warpgroups 1 and 2, the consumers, take the registers and own 64 rows each: S = Q K^T by wgmma
+//   from shared memory, the online softmax in registers, O += P V by wgmma with P as the register
+//   A operand, O in fp32 registers to the end.
+// Two overlaps hide the softmax under tensor-core work:
+//   inside a warpgroup, tile j's Q K^T and tile j-1's P V are issued together and the softmax of j
+//   runs while P V of j-1 is still in flight (O is rescaled after it lands);
+//   between the warpgroups, named barriers hand the right to issue wgmmas back and forth (ping-pong),
+//   so one warpgroup's softmax runs under the other's GEMMs.
+// Key tiles run from the highest down, so the masked diagonal tile of a causal row block comes
+// first; row blocks run heaviest first. Keys past Sk and rows past Sq arrive as zeros from TMA and
+// are masked (keys) or not stored (rows).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/common/mma_ptx.cuh"
+#include "kernels/common/tma_ptx.cuh"
+#include "kernels/common/wgmma_ptx.cuh"
+#include "kernels/fa2/fa2_head_offsets.cuh"
+#include "kernels/fa3/fa3_params.hpp"
+#include "kernels/fa3/fa3_traits.hpp"
+#include "kernels/ffpa/ffpa_key_tiles.cuh"
+
+namespace attn::fa3 {
+
+using ::attn::ptx::exp2_approx;
+using ::attn::ptx::kNegInf;
+using ::attn::ptx::pack2;
+using ::attn::ptx::smem_addr;
+
+// S (64 x bn) += Q (64 x 16) K^T (16 x bn), both from shared memory; O (64 x 64) += P (64 x 16, registers)
+// V (16 x 64, transposed from shared memory).
+template <typename T, int BN>
+struct Mma;
+template <>
+struct Mma<__half, 128> {
+  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n128k16_f32_f16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_f16(o, p, b);
+  }
+};
+template <>
+struct Mma<__nv_bfloat16, 128> {
+  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
+  }
+};
+template <>
+struct Mma<__half, 64> {
+  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n64k16_f32_f16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_f16(o, p, b);
+  }
+};
+template <>
+struct Mma<__nv_bfloat16, 64> {
+  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n64k16_f32_bf16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
+  }
+};
+
+// A thread's two rows (g and g + 8 of its warp's 16): the running max in log2 units (scale folded
+// in) and its share of the row sum (its columns only; the quad's shares are added at the end).
+struct RowState {
+  float max[2] = {kNegInf, kNegInf};
+  float sum[2] = {0.0f, 0.0f};
+};
+
+// The online softmax of one tile's S (wgmma's accumulator layout: register 4 j + e holds row half
+// e / 2, column 8 j + 2 t4 + e % 2), in place: masks keys outside the band when `masked`, updates
+// the state, leaves the exponentials in `s` and returns the factor O must be rescaled by.
+template <int BN>
+__device__ __forceinline__ void online_softmax(float (&s)[BN / 2], const Fa3Params& p, bool masked, int key0,
+                                               int diag0, int t4, RowState& st, float (&alpha)[2]) {
+  constexpr int kBlocks = BN / 8;
+  if (masked) {
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const int diag = diag0 + 8 * hr;
+      const int first = p.left >= 0 ? max(0, diag - p.left) : 0;
+      const int end = p.right >= 0 ? min(p.seq_kv, diag + p.right + 1) : p.seq_kv;
+#pragma unroll
+      for (int j = 0; j < kBlocks; ++j)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int key = key0 + 8 * j + 2 * t4 + c;
+          if (key < first || key >= end) s[4 * j + 2 * hr + c] = kNegInf;
+        }
+    }
+  }
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    float mx = kNegInf;  // on raw scores: the scale is positive
+#pragma unroll
+    for (int j = 0; j < kBlocks; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hr], s[4 * j + 2 * hr + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(st.max[hr], mx * p.scale_log2);
+    const float ref = m_new == kNegInf ? 0.0f : m_new;  // no visible key yet: every exp2 is 0
+    alpha[hr] = exp2_approx(st.max[hr] - ref);
+    st.max[hr] = m_new;
+    float tile_sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kBlocks; ++j)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        float& x = s[4 * j + 2 * hr + c];
+        x = exp2_approx(fmaf(x, p.scale_log2, -ref));
+        tile_sum += x;
+      }
+    st.sum[hr] = st.sum[hr] * alpha[hr] + tile_sum;
+  }
+}
+
+// P = the softmax's exponentials as 16-bit pairs in wgmma's A-fragment order (k16 slice kk: (g, keys
+// 16 kk + 2 t4), (g + 8, same), (g, + 8), (g + 8, + 8)).
+template <typename T, int BN>
+__device__ __forceinline__ void pack_p(const float (&x)[BN / 2], std::uint32_t (&pa)[BN / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int hr = r % 2, j = 2 * kk + r / 2;
+      pa[kk][r] = pack2<T>(x[4 * j + 2 * hr], x[4 * j + 2 * hr + 1]);
+    }
+}
+
+template <int N>
+__device__ __forceinline__ void scale_rows(float (&o)[N], const float (&f)[2]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) o[i] *= f[(i / 2) % 2];
+}
+
+template <typename T, int D, int BN, int Stages>
+__global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using M = Mma<T, BN>;
+  constexpr int kChunks = D / kChunk;
+  constexpr int kQChunkBytes = kBlockM * 128;  // one 64-column box of Q
+  constexpr int kKvChunkBytes = BN * 128;      // one 64-column box of a K or V tile
+  constexpr int kSlotBytes = kv_slot_bytes(D, BN);
+  constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
+  constexpr int kPairThreads = 256;  // a ping-pong barrier: one warpgroup syncs, the other arrives
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const std::uint32_t q_s = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const std::uint32_t k_s = q_s + static_cast<std::uint32_t>(q_bytes(D));
+  const std::uint32_t v_s = k_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
+  const std::uint32_t bars = v_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
+  const std::uint32_t q_full = bars;
+  const auto k_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + s); };
+  const auto v_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + Stages + s); };
+  const auto k_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + 2 * Stages + s); };
+  const auto v_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + 3 * Stages + s); };
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int m_block = static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x);  // heavy causal first
+  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int row0 = m_block * kBlockM;
+  const ffpa::KeyTiles keys = ffpa::key_tiles(p, row0, kBlockM, BN);
+  const int n_tiles = keys.n_hi - keys.n_lo;
+
+  if (tid == 0) {
+    tma::mbar_init(q_full, 1);
+#pragma unroll
+    for (int s = 0; s < Stages; ++s) {
+      tma::mbar_init(k_full(s), 1);
+      tma::mbar_init(v_full(s), 1);
+      tma::mbar_init(k_empty(s), kConsumerWarps);
+      tma::mbar_init(v_empty(s), kConsumerWarps);
+    }
+    tma::fence_mbar_init();
+  }
+  __syncthreads();
+
+  if (tid < 128) {
+    // ---- producer
+    tma::regs_release<kProducerRegs>();
+    if (tid == 0 && n_tiles > 0) {
+      tma::prefetch_map(&p.q_map);
+      tma::prefetch_map(&p.k_map);
+      tma::prefetch_map(&p.v_map);
+      const int hkv = h / p.group;
+      tma::mbar_arrive_expect_tx(q_full, q_bytes(D));
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+        tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk, h,
+                          row0, b);
+      int stage = 0;
+      std::uint32_t free_parity = 1;  // a fresh slot counts as released
+#pragma unroll 1
+      for (int it = 0; it < n_tiles; ++it) {
+        const int key0 = (keys.n_hi - 1 - it) * BN;
+        const std::uint32_t k_dst = k_s + static_cast<std::uint32_t>(stage * kSlotBytes);
+        const std::uint32_t v_dst = v_s + static_cast<std::uint32_t>(stage * kSlotBytes);
+        tma::mbar_wait(k_empty(stage), free_parity);
+        tma::mbar_arrive_expect_tx(k_full(stage), kSlotBytes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+          tma::load_tile_4d(k_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.k_map, k_full(stage),
+                            c * kChunk, hkv, key0, b);
+        tma::mbar_wait(v_empty(stage), free_parity);
+        tma::mbar_arrive_expect_tx(v_full(stage), kSlotBytes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+          tma::load_tile_4d(v_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.v_map, v_full(stage),
+                            c * kChunk, hkv, key0, b);
+        if (++stage == Stages) {
+          stage = 0;
+          free_parity ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers
+  tma::regs_claim<kConsumerRegs>();
+  const int cw = tid / 128 - 1;  // consumer warpgroup 0 or 1: rows 64 cw ..
+  const int warp = (tid % 128) / 32, lane = tid % 32;
+  const int g = lane / 4, t4 = lane % 4;
+  const int wg_row = 64 * cw + 16 * warp + g;  // CTA row of half 0
+  const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
+  // Named barrier 1 + w: "warpgroup w may issue its wgmmas".
+  const int my_turn = 1 + cw, other_turn = 2 - cw;
+
+  float o[kChunks][32];
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) o[c][i] = 0.0f;
+  RowState st;
+
+  if (n_tiles > 0) {
+    const std::uint32_t q_wg = q_s + static_cast<std::uint32_t>(cw * 64 * 128);
+    const auto issue_qk = [&](float (&s)[BN / 2], int stage) {
+      const std::uint32_t kb = k_s + static_cast<std::uint32_t>(stage * kSlotBytes);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        // A descriptor's address field counts 16 bytes: the k16 slice 32 bytes on is + 2.
+        const std::uint64_t qd = wgmma::desc_sw128(q_wg + static_cast<std::uint32_t>(c * kQChunkBytes));
+        const std::uint64_t kd = wgmma::desc_sw128(kb + static_cast<std::uint32_t>(c * kKvChunkBytes));
+#pragma unroll
+        for (int kk = 0; kk < kChunk / 16; ++kk) M::qk(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
+      }
+    };
+    const auto issue_pv = [&](const std::uint32_t (&pa)[BN / 16][4], int stage) {
+      const std::uint32_t vb = v_s + static_cast<std::uint32_t>(stage * kSlotBytes);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        // V read transposed: the 16-key slice 2048 bytes on is + 128.
+        const std::uint64_t vd = wgmma::desc_sw128(vb + static_cast<std::uint32_t>(c * kKvChunkBytes));
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) M::pv(o[c], pa[kk], vd + 128 * kk);
+      }
+    };
+    // Pins the wgmma operands' register definitions on their side of an issue: without it the
+    // compiler may move a write of O or P past the first wgmma, and ptxas then serialises every
+    // wgmma of the kernel (info C7513).
+    const auto fence_o_and_p = [&](std::uint32_t (&pa)[BN / 16][4]) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) wgmma::fence_operands(o[c]);
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
+    };
+    const auto release = [&](std::uint32_t bar) {
+      if (lane == 0) tma::mbar_arrive(bar);
+    };
+    const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
+
+    if (cw == 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
+    tma::mbar_wait(q_full, 0);
+
+    // ---- the first tile: Q K^T alone.
+    std::uint32_t pa[BN / 16][4];
+    {
+      const int key0 = (keys.n_hi - 1) * BN;
+      float s[BN / 2];
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+      tma::mbar_wait(k_full(0), 0);
+      tma::named_sync(my_turn, kPairThreads);
+      wgmma::fence_operands(s);
+      wgmma::fence();
+      issue_qk(s, 0);
+      wgmma::commit();
+      wgmma::fence_operands(s);
+      tma::named_arrive(other_turn, kPairThreads);
+      wgmma::wait<0>();
+      wgmma::fence_operands(s);
+      release(k_empty(0));
+      float alpha[2];
+      online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+      pack_p<T, BN>(s, pa);
+    }
+
+    // ---- the steady state: Q K^T of tile it with P V of tile it - 1.
+    int prev = 0, stage = 0;
+    std::uint32_t prev_parity = 0, parity = 0;
+#pragma unroll 1
+    for (int it = 1; it < n_tiles; ++it) {
+      if (++stage == Stages) {
+        stage = 0;
+        parity ^= 1u;
+      }
+      const int key0 = (keys.n_hi - 1 - it) * BN;
+      float s[BN / 2];
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+      tma::mbar_wait(k_full(stage), parity);
+      tma::mbar_wait(v_full(prev), prev_parity);
+      tma::named_sync(my_turn, kPairThreads);
+      wgmma::fence_operands(s);
+      fence_o_and_p(pa);
+      wgmma::fence();
+      issue_qk(s, stage);
+      wgmma::commit();
+      issue_pv(pa, prev);
+      wgmma::commit();
+      wgmma::fence_operands(s);
+      fence_o_and_p(pa);
+      tma::named_arrive(other_turn, kPairThreads);
+      wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
+      wgmma::fence_operands(s);
+      release(k_empty(stage));
+      float alpha[2];
+      online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+      wgmma::wait<0>();
+      fence_o_and_p(pa);
+      release(v_empty(prev));
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) scale_rows(o[c], alpha);
+      // P is packed only now: P V of the tile before read the old P until the wait (packing into
+      // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
+      pack_p<T, BN>(s, pa);
+      prev = stage;
+      prev_parity = parity;
+    }
+
+    // ---- the last tile's P V.
+    tma::mbar_wait(v_full(prev), prev_parity);
+    tma::named_sync(my_turn, kPairThreads);
+    fence_o_and_p(pa);
+    wgmma::fence();
+    issue_pv(pa, prev);
+    wgmma::commit();
+    fence_o_and_p(pa);
+    tma::named_arrive(other_turn, kPairThreads);
+    wgmma::wait<0>();
+    fence_o_and_p(pa);
+    // Warpgroup 1 arrived once more than warpgroup 0 synced (its first arrival let 0 start).
+    if (cw == 0) tma::named_sync(1, kPairThreads);
+  }
+
+  // ---- epilogue: the full row sums, O / l, LSE.
+  T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, b, h, D);
+  float l[2];
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    l[hr] = st.sum[hr];
+    l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 1);
+    l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 2);
+  }
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = row0 + wg_row + 8 * hr;
+    if (row >= p.seq_q) continue;
+    const float inv = l[hr] > 0.0f ? 1.0f / l[hr] : 0.0f;  // a row with no visible key: O = 0
+    T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
+            pack2<T>(o[c][4 * j + 2 * hr] * inv, o[c][4 * j + 2 * hr + 1] * inv);
+    if (p.lse != nullptr && t4 == 0)
+      p.lse[(static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q + row] =
+          l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
+  }
+#else
+  // Built for a target without wgmma and TMA: fail loudly rather than leave O unwritten.
+  __trap();
+#endif
+}
+
+}  // namespace attn::fa3

@@ -1,0 +1,17 @@
+// fa3.wgmma: fa2's parameter block (pointers, BSHD strides, sizes, scale, band) plus the three TMA
+// tensor maps the host encodes per launch (fa3_tensor_maps.hpp). Passed as a __grid_constant__
+// kernel parameter: the TMA unit reads the maps where the parameters live.
+#pragma once
+#include <cuda.h>
+
+#include "kernels/fa2/fa2_params.hpp"
+
+namespace attn::fa3 {
+
+struct Fa3Params : fa2::Fa2Params {
+  CUtensorMap q_map;  // [B, Sq, Hq, D]: boxes of 128 rows x 64 columns
+  CUtensorMap k_map;  // [B, Sk, Hkv, D]: boxes of bn keys x 64 columns
+  CUtensorMap v_map;
+};
+
+}  // namespace attn::fa3

@@ -1,0 +1,15 @@
+# fa3.wgmma: Hopper's TMA, mbarriers and warpgroup MMAs, so its kernels are built for sm_90a alone and
+# only when that target is in the build; otherwise its registry entry says so (ATTNSCOPE_HAS_FA3_WGMMA=0).
+if(NOT ATTNSCOPE_ENABLE_CUDA)
+  return()
+endif()
+target_sources(attnscope.kernels PRIVATE ${ATTNSCOPE_FAMILY_DIR}/fa3_wgmma.cpp ${ATTNSCOPE_FAMILY_DIR}/fa3_tensor_maps.cpp)
+set(_fa3_archs ${CMAKE_CUDA_ARCHITECTURES})
+list(FILTER _fa3_archs INCLUDE REGEX "^90a")
+if(_fa3_archs)
+  file(GLOB _fa3_sources CONFIGURE_DEPENDS ${ATTNSCOPE_FAMILY_DIR}/inst/*.cu)
+  attnscope_kernel_objects(attnscope.kernels.fa3 "${_fa3_archs}" ${_fa3_sources})
+  target_compile_definitions(attnscope.kernels PUBLIC ATTNSCOPE_HAS_FA3_WGMMA=1)
+else()
+  target_compile_definitions(attnscope.kernels PUBLIC ATTNSCOPE_HAS_FA3_WGMMA=0)
+endif()

@@ -1,0 +1,6 @@
+// fa3.wgmma instantiation: D=128, fp16 (one kernel a translation unit keeps the cold build parallel).
+#include "kernels/fa3/fa3_launch.cuh"
+
+namespace attn::fa3 {
+template void run_fa3<DType::fp16, 128>(const Fa3Params&, void*);
+}  // namespace attn::fa3

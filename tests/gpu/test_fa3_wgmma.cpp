@@ -1,0 +1,170 @@
+// GPU tests for fa3.wgmma (kernels/fa3/, sm_90a): D 64/128/256 x fp16/bf16 over the fa2 family's shapes
+// (S 1/17/128/1000/4097, Sq != Sk both ways, GQA 32/4 and MQA, causal, windows (64,0) and (128,128),
+// odd B*H, rows that see no key); output poisoned with NaN first; error against the fp64 CPU oracle
+// at most 2x cudnn.sdpa's on the same inputs (the engine's rule). Host checks of the spec, the tiles'
+// shared memory and the TMA box shapes run everywhere. Timings: scripts/device/fa3_run.sh, docs/PERF.md.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "kernels/api/kernel_spec.hpp"
+#include "kernels/fa3/fa3_tensor_maps.hpp"
+#include "kernels/fa3/fa3_traits.hpp"
+#include "kernels/registry.hpp"
+#include "tests/support/cudnn_tolerance.hpp"
+#include "tests/support/gpu_probe.hpp"
+#include "tests/support/kernel_harness.hpp"
+
+namespace {
+
+using attn::DType;
+using attn::Problem;
+namespace f3 = attn::fa3;
+
+using namespace attn::test;  // NOLINT(google-build-using-namespace): the shared harness
+
+// The registered spec, or a skip reason: the kernels exist only in builds with the sm_90a target,
+// and run only on a compute capability 9.0 GPU.
+const attn::KernelSpec* fa3_spec(std::string& why) {
+  const attn::KernelSpec* spec = attn::find_kernel("fa3.wgmma");
+  if (spec == nullptr || !ATTNSCOPE_HAS_FA3_WGMMA) {
+    why = "fa3.wgmma not built: CMAKE_CUDA_ARCHITECTURES has no 90a target";
+    return nullptr;
+  }
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    why = "cannot query the GPU";
+    return nullptr;
+  }
+  if (major != 9 || minor != 0) {
+    why = "GPU is sm_" + std::to_string(major * 10 + minor) + "; fa3.wgmma runs on sm_90a only";
+    return nullptr;
+  }
+  return spec;
+}
+
+struct Fa3Case {
+  std::string name;
+  Problem problem;
+};
+
+std::vector<Fa3Case> all_cases() {
+  std::vector<Fa3Case> out;
+  for (int d : f3::kHeadDims)
+    for (DType t : {DType::fp16, DType::bf16}) {
+      std::string tag = "d";
+      tag += std::to_string(d);
+      tag += '_';
+      tag += attn::to_string(t);
+      tag += '_';
+      auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p}); };
+      add("s1", make_problem(1, 3, 3, 1, 1, d, t));
+      add("s1_causal", make_problem(3, 1, 1, 1, 1, d, t, true));
+      add("s17_causal_odd", make_problem(3, 5, 5, 17, 17, d, t, true));
+      add("s128_gqa32_4", make_problem(1, 32, 4, 128, 128, d, t));
+      add("s1000_mqa_causal", make_problem(1, 5, 1, 1000, 1000, d, t, true));
+      add("s1000_win64_0", make_problem(1, 3, 3, 1000, 1000, d, t, false, {64, 0}));
+      add("s1000_win128_128_gqa", make_problem(1, 32, 4, 1000, 1000, d, t, false, {128, 128}));
+      add("sq1000_sk128_causal", make_problem(1, 3, 1, 1000, 128, d, t, true));  // 872 rows see no key
+      add("sq128_sk1000_causal", make_problem(3, 1, 1, 128, 1000, d, t, true));
+      add("sq17_sk4097_win128_128", make_problem(1, 3, 3, 17, 4097, d, t, false, {128, 128}));
+      add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
+      add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
+      // A long key range: 157 (D <= 128) or 313 (D = 256) tiles through the ring and the rescales.
+      add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
+    }
+  return out;
+}
+
+class Fa3WgmmaTest : public ::testing::TestWithParam<Fa3Case> {};
+
+TEST_P(Fa3WgmmaTest, MatchesOracleWithinTwiceCudnn) {
+  ATTN_SKIP_WITHOUT_GPU();
+  std::string why_skip;
+  const attn::KernelSpec* spec = fa3_spec(why_skip);
+  if (spec == nullptr) GTEST_SKIP() << why_skip;
+  const Problem& p = GetParam().problem;
+  ASSERT_EQ(p.validate(), "");
+  const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 3u);
+  OracleRun run;
+  run_against_oracle(*spec, p, {}, seed, run);
+  if (HasFatalFailure()) return;
+  CudnnTolerance tol;
+  twice_cudnn_tolerance(p, run, tol);
+  if (HasFatalFailure()) return;
+  std::cout << "[fa3.wgmma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << run.err.rel_l2
+            << ", cudnn " << tol.dnn_err << ", tol " << tol.tol << " (" << tol.rule << "), LSE max abs "
+            << run.err.lse_max_abs << ", empty rows " << run.empty_rows << ", rows checked "
+            << run.ref.rows.size() << "\n";
+  EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
+  EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+}
+
+std::string case_name(const ::testing::TestParamInfo<Fa3Case>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Fa3, Fa3WgmmaTest, ::testing::ValuesIn(all_cases()), case_name);
+
+// Host-only from here.
+
+TEST(Fa3WgmmaSpec, RefusesWhatItDoesNotCompileNamingTheField) {
+  const attn::KernelSpec* spec = attn::find_kernel("fa3.wgmma");
+  ASSERT_NE(spec, nullptr);
+  if (!ATTNSCOPE_HAS_FA3_WGMMA) {
+    EXPECT_NE(spec->why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp16), {}).find("no 90a target"),
+              std::string::npos);
+    return;
+  }
+  EXPECT_EQ(spec->why_not(make_problem(2, 8, 2, 1000, 333, 128, DType::bf16, true), {}), "");
+  EXPECT_NE(spec->why_not(make_problem(1, 1, 1, 16, 16, 96, DType::fp16), {}).find("head_dim = 96"),
+            std::string::npos);
+  EXPECT_NE(spec->why_not(make_problem(1, 1, 1, 16, 16, 128, DType::fp32), {}).find("dtype = fp32"),
+            std::string::npos);
+  Problem dv = make_problem(1, 1, 1, 16, 16, 128, DType::fp16);
+  dv.head_dim_v = 64;
+  EXPECT_NE(spec->why_not(dv, {}).find("head_dim_v = 64"), std::string::npos);
+  // Masks it does not implement are refused through the capability flags, before its own rules.
+  Problem cmp = make_problem(1, 1, 1, 256, 1, 64, DType::fp16);
+  cmp.compress = {32, 16};
+  cmp.seq_kv = cmp.compress.blocks_at(255);
+  EXPECT_NE(attn::kernel_why_not(*spec, cmp, {}), "");
+}
+
+TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
+  constexpr int kH100OptIn = 232448;  // 227 KiB a block
+  for (int d : f3::kHeadDims) {
+    const f3::Tile t = f3::default_tile(d);
+    EXPECT_LE(f3::smem_bytes(d, t), kH100OptIn) << "D=" << d;
+    EXPECT_GE(t.stages, 2) << "D=" << d;
+    EXPECT_EQ(t.bn % 16, 0) << "D=" << d;  // whole k16 slices of P V
+    // O (D/2), S (bn/2) and P (bn/4) fp32/packed registers under the consumers' 240.
+    EXPECT_LE(d / 2 + t.bn / 2 + t.bn / 4, f3::kConsumerRegs - 40) << "D=" << d;
+  }
+  EXPECT_LE(128 * f3::kProducerRegs + 128 * f3::kConsumerWarpgroups * f3::kConsumerRegs, 65536);
+}
+
+TEST(Fa3WgmmaSpec, TmaBoxesAreOneHeadsRowsBy64Columns) {
+  // Q of [B=2, S=1000, H=32, D=128]: dims innermost first, byte strides of D, H and S.
+  const f3::BshdBoxes q = f3::bshd_boxes(2, 1000, 32, 128, f3::kBlockM);
+  EXPECT_EQ(q.dims[0], 128u);
+  EXPECT_EQ(q.dims[1], 32u);
+  EXPECT_EQ(q.dims[2], 1000u);
+  EXPECT_EQ(q.dims[3], 2u);
+  EXPECT_EQ(q.strides[0], 256u);              // one head's row
+  EXPECT_EQ(q.strides[1], 256u * 32);         // one sequence position
+  EXPECT_EQ(q.strides[2], 256u * 32 * 1000);  // one batch
+  EXPECT_EQ(q.box[0], 64u);                   // 128 bytes: one swizzle atom
+  EXPECT_EQ(q.box[1], 1u);
+  EXPECT_EQ(q.box[2], 128u);
+  EXPECT_EQ(q.box[3], 1u);
+  const f3::BshdBoxes k = f3::bshd_boxes(1, 4097, 4, 256, f3::default_tile(256).bn);
+  EXPECT_EQ(k.box[2], 64u);
+  EXPECT_EQ(k.strides[1], 512u * 4);
+}
+
+}  // namespace
