@@ -1,17 +1,18 @@
 // fa3.wgmma kernel body (sm_90a): a FlashAttention-3 class forward on Hopper's asynchronous units.
 //
-// A CTA is three warpgroups over 128 query rows of one (batch, head):
-//   warpgroup 0, the producer, gives up its registers (setmaxnreg) and one thread issues TMA loads:
-//   Q once, then per key tile K and V into a ring of `Stages` slots, each slot guarded by a "full"
-//   mbarrier (TMA transaction bytes) and an "empty" one (the consumer warps' arrivals);
-//   warpgroups 1 and 2, the consumers, take the registers and own 64 rows each: S = Q K^T by wgmma
-//   from shared memory, the online softmax in registers, O += P V by wgmma with P as the register
-//   A operand, O in fp32 registers to the end.
+// A CTA is a producer warpgroup and WGs (2 or 3) consumer warpgroups over 64 WGs query rows of one
+// (batch, head):
+//   the producer gives up its registers (setmaxnreg) and one thread issues TMA loads: Q once, then
+//   per key tile K and V into a ring of `Stages` slots, each slot guarded by a "full" mbarrier (TMA
+//   transaction bytes) and an "empty" one (the consumer warps' arrivals);
+//   the consumers take the registers and own 64 rows each: S = Q K^T by wgmma from shared memory,
+//   the online softmax in registers, O += P V by wgmma with P as the register A operand, O in fp32
+//   registers to the end.
 // Two overlaps hide the softmax under tensor-core work:
 //   inside a warpgroup, tile j's Q K^T and tile j-1's P V are issued together and the softmax of j
 //   runs while P V of j-1 is still in flight (O is rescaled after it lands);
-//   between the warpgroups, named barriers hand the right to issue wgmmas back and forth (ping-pong),
-//   so one warpgroup's softmax runs under the other's GEMMs.
+//   between the warpgroups, named barriers pass the right to issue wgmmas round-robin (ping-pong with
+//   two), so one warpgroup's softmax runs under the others' GEMMs.
 // Key tiles run from the highest down, so the masked diagonal tile of a causal row block comes
 // first; row blocks run heaviest first. Keys past Sk and rows past Sq arrive as zeros from TMA and
 // are masked (keys) or not stored (rows).
@@ -20,6 +21,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/mma_ptx.cuh"
 #include "kernels/common/tma_ptx.cuh"
@@ -36,46 +38,29 @@ using ::attn::ptx::kNegInf;
 using ::attn::ptx::pack2;
 using ::attn::ptx::smem_addr;
 
-// S (64 x bn) += Q (64 x 16) K^T (16 x bn), both from shared memory; O (64 x 64) += P (64 x 16, registers)
-// V (16 x 64, transposed from shared memory).
+// S (64 x bn) += Q (64 x 16) K^T (16 x bn), both from shared memory.
 template <typename T, int BN>
-struct Mma;
-template <>
-struct Mma<__half, 128> {
-  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n128k16_f32_f16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+__device__ __forceinline__ void mma_qk(float (&s)[BN / 2], std::uint64_t a, std::uint64_t b, int acc) {
+  constexpr bool kHalf = std::is_same_v<T, __half>;
+  if constexpr (BN == 64)
+    kHalf ? wgmma::ss_m64n64k16_f32_f16(s, a, b, acc) : wgmma::ss_m64n64k16_f32_bf16(s, a, b, acc);
+  else if constexpr (BN == 80)
+    kHalf ? wgmma::ss_m64n80k16_f32_f16(s, a, b, acc) : wgmma::ss_m64n80k16_f32_bf16(s, a, b, acc);
+  else if constexpr (BN == 128)
+    kHalf ? wgmma::ss_m64n128k16_f32_f16(s, a, b, acc) : wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
+  else if constexpr (BN == 176)
+    kHalf ? wgmma::ss_m64n176k16_f32_f16(s, a, b, acc) : wgmma::ss_m64n176k16_f32_bf16(s, a, b, acc);
+  else
+    static_assert(BN == 64, "no wgmma wrapper for this key tile: add it to scripts/gen_wgmma_ptx.py");
+}
+// O (64 x 64) += P (64 x 16, registers) V (16 x 64, transposed from shared memory).
+template <typename T>
+__device__ __forceinline__ void mma_pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+  if constexpr (std::is_same_v<T, __half>)
     wgmma::rs_m64n64k16_f32_f16(o, p, b);
-  }
-};
-template <>
-struct Mma<__nv_bfloat16, 128> {
-  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+  else
     wgmma::rs_m64n64k16_f32_bf16(o, p, b);
-  }
-};
-template <>
-struct Mma<__half, 64> {
-  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n64k16_f32_f16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f32_f16(o, p, b);
-  }
-};
-template <>
-struct Mma<__nv_bfloat16, 64> {
-  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n64k16_f32_bf16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
-  }
-};
+}
 
 // A thread's two rows (g and g + 8 of its warp's 16): the running max in log2 units (scale folded
 // in) and its share of the row sum (its columns only; the quad's shares are added at the end).
@@ -149,20 +134,21 @@ __device__ __forceinline__ void scale_rows(float (&o)[N], const float (&f)[2]) {
   for (int i = 0; i < N; ++i) o[i] *= f[(i / 2) % 2];
 }
 
-template <typename T, int D, int BN, int Stages>
-__global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
+template <typename T, int D, int BN, int Stages, int WGs>
+__global__ void __launch_bounds__(128 * (1 + WGs), 1) fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using M = Mma<T, BN>;
+  constexpr Tile kTile{BN, Stages, WGs};
+  constexpr int kBlockM = rows_of(kTile);
   constexpr int kChunks = D / kChunk;
   constexpr int kQChunkBytes = kBlockM * 128;  // one 64-column box of Q
   constexpr int kKvChunkBytes = BN * 128;      // one 64-column box of a K or V tile
   constexpr int kSlotBytes = kv_slot_bytes(D, BN);
-  constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
-  constexpr int kPairThreads = 256;  // a ping-pong barrier: one warpgroup syncs, the other arrives
+  constexpr int kConsumerWarps = 4 * WGs;
+  constexpr int kPairThreads = 256;  // a turn barrier: one warpgroup syncs, the one before arrives
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t q_s = (smem_addr(smem_raw) + 1023u) & ~1023u;
-  const std::uint32_t k_s = q_s + static_cast<std::uint32_t>(q_bytes(D));
+  const std::uint32_t k_s = q_s + static_cast<std::uint32_t>(q_bytes(D, kTile));
   const std::uint32_t v_s = k_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
   const std::uint32_t bars = v_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
   const std::uint32_t q_full = bars;
@@ -172,8 +158,13 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
   const auto v_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + 3 * Stages + s); };
 
   const int tid = static_cast<int>(threadIdx.x);
-  const int m_block = static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x);  // heavy causal first
-  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  // Blocks are dispatched in index order: row blocks run slowest, from the last (the most keys under
+  // a causal mask) down, over every (batch, head), so the heaviest work starts first and the light
+  // blocks fill the tail.
+  const int heads_batch = p.heads_q * p.batch;
+  const int bid = static_cast<int>(blockIdx.x);
+  const int m_block = (static_cast<int>(gridDim.x) / heads_batch) - 1 - bid / heads_batch;
+  const int h = bid % p.heads_q, b = (bid % heads_batch) / p.heads_q;
   const int row0 = m_block * kBlockM;
   const ffpa::KeyTiles keys = ffpa::key_tiles(p, row0, kBlockM, BN);
   const int n_tiles = keys.n_hi - keys.n_lo;
@@ -193,13 +184,13 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
 
   if (tid < 128) {
     // ---- producer
-    tma::regs_release<kProducerRegs>();
+    tma::regs_release<producer_regs(kTile)>();
     if (tid == 0 && n_tiles > 0) {
       tma::prefetch_map(&p.q_map);
       tma::prefetch_map(&p.k_map);
       tma::prefetch_map(&p.v_map);
       const int hkv = h / p.group;
-      tma::mbar_arrive_expect_tx(q_full, q_bytes(D));
+      tma::mbar_arrive_expect_tx(q_full, q_bytes(D, kTile));
 #pragma unroll
       for (int c = 0; c < kChunks; ++c)
         tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk, h,
@@ -233,14 +224,14 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
   }
 
   // ---- consumers
-  tma::regs_claim<kConsumerRegs>();
-  const int cw = tid / 128 - 1;  // consumer warpgroup 0 or 1: rows 64 cw ..
+  tma::regs_claim<consumer_regs(kTile)>();
+  const int cw = tid / 128 - 1;  // consumer warpgroup 0 .. WGs - 1: rows 64 cw ..
   const int warp = (tid % 128) / 32, lane = tid % 32;
   const int g = lane / 4, t4 = lane % 4;
   const int wg_row = 64 * cw + 16 * warp + g;  // CTA row of half 0
   const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
-  // Named barrier 1 + w: "warpgroup w may issue its wgmmas".
-  const int my_turn = 1 + cw, other_turn = 2 - cw;
+  // Named barrier 1 + w: "warpgroup w may issue its wgmmas"; the turn passes round-robin.
+  const int my_turn = 1 + cw, next_turn = 1 + (cw + 1) % WGs;
 
   float o[kChunks][32];
 #pragma unroll
@@ -259,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
         const std::uint64_t qd = wgmma::desc_sw128(q_wg + static_cast<std::uint32_t>(c * kQChunkBytes));
         const std::uint64_t kd = wgmma::desc_sw128(kb + static_cast<std::uint32_t>(c * kKvChunkBytes));
 #pragma unroll
-        for (int kk = 0; kk < kChunk / 16; ++kk) M::qk(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
+        for (int kk = 0; kk < kChunk / 16; ++kk) mma_qk<T, BN>(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
       }
     };
     const auto issue_pv = [&](const std::uint32_t (&pa)[BN / 16][4], int stage) {
@@ -269,7 +260,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
         // V read transposed: the 16-key slice 2048 bytes on is + 128.
         const std::uint64_t vd = wgmma::desc_sw128(vb + static_cast<std::uint32_t>(c * kKvChunkBytes));
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) M::pv(o[c], pa[kk], vd + 128 * kk);
+        for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T>(o[c], pa[kk], vd + 128 * kk);
       }
     };
     // Pins the wgmma operands' register definitions on their side of an issue: without it the
@@ -286,7 +277,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
     };
     const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
 
-    if (cw == 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
+    if (cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
     tma::mbar_wait(q_full, 0);
 
     // ---- the first tile: Q K^T alone.
@@ -303,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
       issue_qk(s, 0);
       wgmma::commit();
       wgmma::fence_operands(s);
-      tma::named_arrive(other_turn, kPairThreads);
+      tma::named_arrive(next_turn, kPairThreads);
       wgmma::wait<0>();
       wgmma::fence_operands(s);
       release(k_empty(0));
@@ -337,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
       wgmma::commit();
       wgmma::fence_operands(s);
       fence_o_and_p(pa);
-      tma::named_arrive(other_turn, kPairThreads);
+      tma::named_arrive(next_turn, kPairThreads);
       wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
       wgmma::fence_operands(s);
       release(k_empty(stage));
@@ -363,10 +354,10 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_forward_kernel(const __grid_c
     issue_pv(pa, prev);
     wgmma::commit();
     fence_o_and_p(pa);
-    tma::named_arrive(other_turn, kPairThreads);
+    tma::named_arrive(next_turn, kPairThreads);
     wgmma::wait<0>();
     fence_o_and_p(pa);
-    // Warpgroup 1 arrived once more than warpgroup 0 synced (its first arrival let 0 start).
+    // The last warpgroup arrived once more than warpgroup 0 synced (its first arrival let 0 start).
     if (cw == 0) tma::named_sync(1, kPairThreads);
   }
 

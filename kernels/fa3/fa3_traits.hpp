@@ -1,25 +1,18 @@
-// fa3.wgmma shape: the CTA (a producer warpgroup and two consumer warpgroups of 64 query rows), the key
-// tile and the K/V ring per head dim, and the shared memory they take. Host and device constexpr,
-// shared by the kernel, the launch, the registry entry and the tests.
+// fa3.wgmma shape: the CTA (a producer warpgroup and 2 or 3 consumer warpgroups of 64 query rows), the
+// key tile and the K/V ring per head dim, and the shared memory and registers they take. Host and
+// device constexpr, shared by the kernel, the launch, the registry entry and the tests.
 //
-// Q (128 rows) stays in shared memory for the CTA's life; K and V tiles of bn keys stream through a
-// ring of `stages` slots each, every slot D / 64 TMA boxes of [rows][64 columns] in the 128-byte
-// swizzle wgmma reads. Each consumer warpgroup keeps its 64 rows' O (64 x D fp32: D / 2 registers a
-// thread), S (64 x bn: bn / 2) and two P fragments (this tile's and the previous one's, bn / 4 each)
-// in registers, which bounds bn: 128 at D <= 128, 64 at D = 256 (O alone is 128 registers there).
+// Q (64 rows a consumer warpgroup) stays in shared memory for the tile; K and V tiles of bn keys
+// stream through a ring of `stages` slots each, every slot D / 64 TMA boxes of [rows][64 columns] in
+// the 128-byte swizzle wgmma reads. Each consumer warpgroup keeps its 64 rows' O (64 x D fp32: D / 2
+// registers a thread), S (bn / 2) and P (bn / 4) in registers, which bounds bn by the registers a
+// consumer thread gets after setmaxnreg: 240 with two consumer warpgroups, 160 with three.
 #pragma once
 
 namespace attn::fa3 {
 
-inline constexpr int kBlockM = 128;     // query rows a CTA: two consumer warpgroups of 64
-inline constexpr int kConsumerWarpgroups = 2;
-inline constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
-inline constexpr int kChunk = 64;       // columns per TMA box and swizzle atom (128 bytes of 16-bit)
+inline constexpr int kChunk = 64;         // columns per TMA box and swizzle atom (128 bytes of 16-bit)
 inline constexpr int kAlignSlack = 1024;  // the 128-byte swizzle needs 1024-byte aligned tiles
-// Registers a thread after setmaxnreg: the producer gives up what the consumers take
-// (128 x 24 + 256 x 240 = 64512 of the SM's 65536).
-inline constexpr int kProducerRegs = 24;
-inline constexpr int kConsumerRegs = 240;
 inline constexpr int kHeadDims[] = {64, 128, 256};
 
 constexpr bool is_supported_head_dim(int d) { return d == 64 || d == 128 || d == 256; }
@@ -27,22 +20,44 @@ constexpr bool is_supported_head_dim(int d) { return d == 64 || d == 128 || d ==
 struct Tile {
   int bn = 128;    // keys a tile
   int stages = 2;  // K/V ring slots
+  int wgs = 2;     // consumer warpgroups (64 query rows each)
 };
-constexpr bool operator==(const Tile& a, const Tile& b) { return a.bn == b.bn && a.stages == b.stages; }
+constexpr bool operator==(const Tile& a, const Tile& b) {
+  return a.bn == b.bn && a.stages == b.stages && a.wgs == b.wgs;
+}
 
-// The compiled tile per head dim (the default). Why these:
-//   D=64:  bn 128, 3 stages: S and O take 64 + 32 registers, so the widest tile fits; a third slot
-//          (48 KiB in all) keeps TMA two tiles ahead of a loop that is short per tile.
-//   D=128: bn 128, 2 stages: O 64 + S 64 + P 2 x 32 registers; 160 KiB of shared memory.
-//   D=256: bn 64, 2 stages: O is 128 registers, S 32; Q 64 KiB + 4 slots of 32 KiB = 192 KiB.
-constexpr Tile default_tile(int d) { return d == 64 ? Tile{128, 3} : d == 128 ? Tile{128, 2} : Tile{64, 2}; }
+constexpr int rows_of(const Tile& t) { return 64 * t.wgs; }
+constexpr int threads_of(const Tile& t) { return 128 * (1 + t.wgs); }
+// Registers a thread after setmaxnreg: the producer gives up what the consumers take
+// (2 consumers: 128 x 24 + 256 x 240 = 64512; 3: 128 x 32 + 384 x 160 = 65536 of the SM's 65536).
+constexpr int producer_regs(const Tile& t) { return t.wgs == 2 ? 24 : 32; }
+constexpr int consumer_regs(const Tile& t) { return t.wgs == 2 ? 240 : 160; }
 
-constexpr int q_bytes(int d) { return kBlockM * d * 2; }
+// The compiled tiles per head dim; the knobs bn and warpgroups pick one (0 = the default below).
+inline constexpr Tile kTiles64[] = {{128, 3, 3}, {128, 3, 2}};
+inline constexpr Tile kTiles128[] = {{176, 2, 2}, {128, 2, 2}};
+inline constexpr Tile kTiles256[] = {{80, 2, 2}, {64, 2, 2}};
+
+// Why the defaults (measured on the H100, docs/PERF.md "fa3.wgmma"):
+//   D=64: 192 rows (three consumer warpgroups), bn 128, 3 stages: at D=64 the exponentials cost as
+//         much as both GEMMs, so a third warpgroup keeps the tensor cores fed while two do softmax;
+//         S 64 + O 32 + P 32 registers fit the 160 three consumers get.
+//   D=128: bn 176 without a band, 128 with one (causal, windows): a wider tile halves the per-tile
+//         cost of the row reductions and the barrier hand-offs; a band's diagonal tiles waste less at
+//         128. O 64 + S 88 + P 44 registers of 240.
+//   D=256: bn 80, 2 stages: O alone is 128 registers; Q 64 KiB + 4 slots of 40 KiB = 224 KiB.
+constexpr Tile default_tile(int d, bool band) {
+  if (d == 64) return kTiles64[0];
+  if (d == 128) return band ? kTiles128[1] : kTiles128[0];
+  return kTiles256[0];
+}
+
+constexpr int q_bytes(int d, const Tile& t) { return rows_of(t) * d * 2; }
 constexpr int kv_slot_bytes(int d, int bn) { return bn * d * 2; }
 // Q full, then per stage: K full, V full, K empty, V empty (8 bytes each).
 constexpr int barrier_bytes(int stages) { return 8 * (1 + 4 * stages); }
 constexpr int smem_bytes(int d, const Tile& t) {
-  return kAlignSlack + q_bytes(d) + 2 * t.stages * kv_slot_bytes(d, t.bn) + barrier_bytes(t.stages);
+  return kAlignSlack + q_bytes(d, t) + 2 * t.stages * kv_slot_bytes(d, t.bn) + barrier_bytes(t.stages);
 }
 
 }  // namespace attn::fa3

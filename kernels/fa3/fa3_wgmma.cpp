@@ -1,10 +1,14 @@
 // fa3.wgmma: the registry entry of the FlashAttention-3 class Hopper forward (kernels/fa3/, sm_90a):
-// TMA loads into an mbarrier-guarded K/V ring fed by a producer warpgroup, two consumer warpgroups
-// ping-ponging their wgmmas, Q K^T of tile j overlapped with the softmax and P V of tile j - 1.
+// TMA loads into an mbarrier-guarded K/V ring fed by a producer warpgroup, two or three consumer
+// warpgroups taking turns to issue their wgmmas, Q K^T of tile j overlapped with the softmax and P V
+// of tile j - 1. Knobs bn and warpgroups pick a compiled tile (fa3_traits.hpp says why the defaults).
 // fp16 and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk, any S.
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
@@ -22,7 +26,49 @@ namespace {
 
 constexpr const char* kId = "fa3.wgmma";
 
-std::string fa3_why_not(const Problem& p, const Knobs& /*knobs*/) {
+using fa3::Tile;
+
+std::span<const Tile> compiled_tiles(int d) {
+  if (d == 64) return fa3::kTiles64;
+  if (d == 128) return fa3::kTiles128;
+  return fa3::kTiles256;
+}
+
+bool has_band(const Problem& p) { return p.causal || p.window.active(); }
+
+// The tile the knobs ask for: a zero knob takes the default's value.
+Tile requested_tile(const Problem& p, const Knobs& k) {
+  Tile t = fa3::default_tile(static_cast<int>(p.head_dim), has_band(p));
+  if (const int bn = knob_value(k, "bn")) t.bn = bn;
+  if (const int wgs = knob_value(k, "warpgroups")) t.wgs = wgs;
+  for (const Tile& c : compiled_tiles(static_cast<int>(p.head_dim)))
+    if (c.bn == t.bn && c.wgs == t.wgs) return c;  // the compiled stage count
+  t.stages = 0;
+  return t;
+}
+
+std::string tile_why_not(const Problem& p, const Knobs& k) {
+  const Tile t = requested_tile(p, k);
+  if (t.stages != 0) return {};
+  std::string why = "knobs bn = ";
+  why += std::to_string(t.bn);
+  why += ", warpgroups = ";
+  why += std::to_string(t.wgs);
+  why += ": fa3.wgmma at D=";
+  why += std::to_string(p.head_dim);
+  why += " is compiled for (bn, warpgroups) in";
+  for (const Tile& c : compiled_tiles(static_cast<int>(p.head_dim))) {
+    why += " (";
+    why += std::to_string(c.bn);
+    why += ", ";
+    why += std::to_string(c.wgs);
+    why += ')';
+  }
+  why += " (0 = the default)";
+  return why;
+}
+
+std::string fa3_why_not(const Problem& p, const Knobs& knobs) {
   if (!ATTNSCOPE_HAS_FA3_WGMMA)
     return std::string(kId) +
            " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (TMA and wgmma need sm_90a)";
@@ -30,12 +76,20 @@ std::string fa3_why_not(const Problem& p, const Knobs& /*knobs*/) {
     return why;
   if (!fa3::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + kId + " is compiled for 64, 128 and 256";
-  return grid_shape_why_not(p, kId);
+  if (std::string why = first_reason({grid_shape_why_not(p, kId), tile_why_not(p, knobs)}); !why.empty())
+    return why;
+  // One grid dimension holds every (row block, head, batch).
+  const Tile t = requested_tile(p, knobs);
+  const std::int64_t blocks = (p.seq_q + fa3::rows_of(t) - 1) / fa3::rows_of(t) * p.heads_q * p.batch;
+  if (blocks > std::numeric_limits<int>::max())
+    return "batch x heads_q x seq_q / " + std::to_string(fa3::rows_of(t)) + " = " + std::to_string(blocks) +
+           " row blocks: " + kId + " launches at most 2^31 - 1";
+  return {};
 }
 
 class Fa3Kernel final : public PreparedKernel {
  public:
-  explicit Fa3Kernel(const Problem& p) : m_problem(p) {}
+  Fa3Kernel(const Problem& p, const Tile& tile) : m_problem(p), m_tile(tile) {}
 
   bool writes_lse() const override { return true; }
 
@@ -46,13 +100,12 @@ class Fa3Kernel final : public PreparedKernel {
     // The maps hold the base addresses: encoded again only when the buffers move.
     if (a.q != m_q || a.k != m_k || a.v != m_v) {
       const Problem& pr = m_problem;
-      const fa3::Tile tile = fa3::default_tile(static_cast<int>(pr.head_dim));
       fa3::encode_bshd_map(m_params.q_map, a.q, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::kBlockM));
+                           fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)));
       fa3::encode_bshd_map(m_params.k_map, a.k, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, tile.bn));
+                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, m_tile.bn));
       fa3::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, tile.bn));
+                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, m_tile.bn));
       m_q = a.q;
       m_k = a.k;
       m_v = a.v;
@@ -61,14 +114,14 @@ class Fa3Kernel final : public PreparedKernel {
     const bool bf16 = m_problem.dtype == DType::bf16;
     switch (m_problem.head_dim) {
       case 64:
-        return bf16 ? fa3::run_fa3<DType::bf16, 64>(m_params, a.stream)
-                    : fa3::run_fa3<DType::fp16, 64>(m_params, a.stream);
+        return bf16 ? fa3::run_fa3<DType::bf16, 64>(m_params, m_tile, a.stream)
+                    : fa3::run_fa3<DType::fp16, 64>(m_params, m_tile, a.stream);
       case 128:
-        return bf16 ? fa3::run_fa3<DType::bf16, 128>(m_params, a.stream)
-                    : fa3::run_fa3<DType::fp16, 128>(m_params, a.stream);
+        return bf16 ? fa3::run_fa3<DType::bf16, 128>(m_params, m_tile, a.stream)
+                    : fa3::run_fa3<DType::fp16, 128>(m_params, m_tile, a.stream);
       default:
-        return bf16 ? fa3::run_fa3<DType::bf16, 256>(m_params, a.stream)
-                    : fa3::run_fa3<DType::fp16, 256>(m_params, a.stream);
+        return bf16 ? fa3::run_fa3<DType::bf16, 256>(m_params, m_tile, a.stream)
+                    : fa3::run_fa3<DType::fp16, 256>(m_params, m_tile, a.stream);
     }
 #else
     throw KernelError("fa3.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
@@ -77,6 +130,7 @@ class Fa3Kernel final : public PreparedKernel {
 
  private:
   Problem m_problem;
+  Tile m_tile;
   fa3::Fa3Params m_params{};
   const void* m_q = nullptr;
   const void* m_k = nullptr;
@@ -89,12 +143,12 @@ std::unique_ptr<PreparedKernel> fa3_prepare(const Problem& p, const Knobs& knobs
   if (dev.major != 9 || dev.minor != 0)
     throw Unsupported("compute capability " + std::to_string(dev.major) + "." + std::to_string(dev.minor) + ": " +
                       kId + " is built for sm_90a (TMA, wgmma) only; use fa2.mma");
-  const int d = static_cast<int>(p.head_dim);
-  const int need = fa3::smem_bytes(d, fa3::default_tile(d));
+  const Tile tile = requested_tile(p, knobs);
+  const int need = fa3::smem_bytes(static_cast<int>(p.head_dim), tile);
   if (need > dev.smem_optin)
     throw Unsupported(std::string(kId) + " needs " + std::to_string(need) +
                       " bytes of shared memory a block; this GPU allows " + std::to_string(dev.smem_optin));
-  return std::make_unique<Fa3Kernel>(p);
+  return std::make_unique<Fa3Kernel>(p, tile);
 }
 
 }  // namespace
@@ -103,9 +157,20 @@ KernelSpec make_fa3_wgmma_spec() {
   KernelSpec s;
   s.id = kId;
   s.description =
-      "FlashAttention-3 class Hopper forward (sm_90a): TMA K/V ring on mbarriers, producer warpgroup, two "
-      "ping-ponging consumer warpgroups, softmax overlapped with wgmma; D 64/128/256; fp16/bf16";
+      "FlashAttention-3 class Hopper forward (sm_90a): TMA K/V ring on mbarriers, producer warpgroup, 2-3 "
+      "consumer warpgroups taking turns at the tensor cores, softmax overlapped with wgmma; D 64/128/256; fp16/bf16";
   s.backend = Backend::cuda;
+  s.knobs = {
+      {"bn",
+       {0, 64, 80, 128, 176},
+       0,
+       "keys a tile (0 = default: D=64 128; D=128 176, or 128 with a causal mask or window; D=256 80); "
+       "compiled: D=64 128, D=128 128/176, D=256 64/80"},
+      {"warpgroups",
+       {0, 2, 3},
+       0,
+       "consumer warpgroups of 64 query rows (0 = default: 3 at D=64, else 2); 3 is compiled for D=64"},
+  };
   s.why_not = fa3_why_not;
   s.prepare = fa3_prepare;
   return s;

@@ -27,8 +27,8 @@ for line in open(sys.argv[1]):
     p = r["problem"]
     key = (p["dtype"], p["head_dim"], int(p.get("causal", False)), p["seq_q"])
     err = (r.get("correctness") or {}).get("rel_l2")
-    val = f'{r.get("tflops", 0):.1f} ({err:.2e})' if r["status"] == "ok" else r["status"] + ": " + str(r.get("reason", ""))[:60]
-    rows.setdefault(key, {})[r["kernel"]] = val
+    val = f'{r.get("tflops", 0):.1f} ({err:.2e})' if r["status"] == "ok" else r["status"]
+    rows.setdefault(key, {})[r.get("variant") or r["kernel"]] = val
 kernels = sorted({k for v in rows.values() for k in v})
 print("dtype D causal S | " + " | ".join(kernels) + "   [TFLOPS (rel_l2)]")
 for key in sorted(rows):

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -52,7 +53,14 @@ const attn::KernelSpec* fa3_spec(std::string& why) {
 struct Fa3Case {
   std::string name;
   Problem problem;
+  attn::Knobs knobs;
 };
+
+std::vector<f3::Tile> tiles_of(int d) {
+  if (d == 64) return {std::begin(f3::kTiles64), std::end(f3::kTiles64)};
+  if (d == 128) return {std::begin(f3::kTiles128), std::end(f3::kTiles128)};
+  return {std::begin(f3::kTiles256), std::end(f3::kTiles256)};
+}
 
 std::vector<Fa3Case> all_cases() {
   std::vector<Fa3Case> out;
@@ -63,7 +71,7 @@ std::vector<Fa3Case> all_cases() {
       tag += '_';
       tag += attn::to_string(t);
       tag += '_';
-      auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p}); };
+      auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p, {}}); };
       add("s1", make_problem(1, 3, 3, 1, 1, d, t));
       add("s1_causal", make_problem(3, 1, 1, 1, 1, d, t, true));
       add("s17_causal_odd", make_problem(3, 5, 5, 17, 17, d, t, true));
@@ -78,6 +86,19 @@ std::vector<Fa3Case> all_cases() {
       add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
       // A long key range: 157 (D <= 128) or 313 (D = 256) tiles through the ring and the rescales.
       add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
+      // Every compiled tile, not only the defaults: the band, tail and long-range paths.
+      for (const f3::Tile& tile : tiles_of(d)) {
+        std::string knob_tag = "_bn";
+        knob_tag += std::to_string(tile.bn);
+        knob_tag += "_wg";
+        knob_tag += std::to_string(tile.wgs);
+        const attn::Knobs knobs = {{"bn", tile.bn}, {"warpgroups", tile.wgs}};
+        out.push_back({tag + "s1000_mqa_causal" + knob_tag, make_problem(1, 5, 1, 1000, 1000, d, t, true), knobs});
+        out.push_back({tag + "sq333_sk4097_full_gqa" + knob_tag, make_problem(2, 6, 2, 333, 4097, d, t), knobs});
+        out.push_back(
+            {tag + "sq4097_sk333_win128_128" + knob_tag, make_problem(1, 3, 3, 4097, 333, d, t, false, {128, 128}),
+             knobs});
+      }
     }
   return out;
 }
@@ -93,7 +114,7 @@ TEST_P(Fa3WgmmaTest, MatchesOracleWithinTwiceCudnn) {
   ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 3u);
   OracleRun run;
-  run_against_oracle(*spec, p, {}, seed, run);
+  run_against_oracle(*spec, p, GetParam().knobs, seed, run);
   if (HasFatalFailure()) return;
   CudnnTolerance tol;
   twice_cudnn_tolerance(p, run, tol);
@@ -137,20 +158,45 @@ TEST(Fa3WgmmaSpec, RefusesWhatItDoesNotCompileNamingTheField) {
 
 TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
   constexpr int kH100OptIn = 232448;  // 227 KiB a block
-  for (int d : f3::kHeadDims) {
-    const f3::Tile t = f3::default_tile(d);
-    EXPECT_LE(f3::smem_bytes(d, t), kH100OptIn) << "D=" << d;
-    EXPECT_GE(t.stages, 2) << "D=" << d;
-    EXPECT_EQ(t.bn % 16, 0) << "D=" << d;  // whole k16 slices of P V
-    // O (D/2), S (bn/2) and P (bn/4) fp32/packed registers under the consumers' 240.
-    EXPECT_LE(d / 2 + t.bn / 2 + t.bn / 4, f3::kConsumerRegs - 40) << "D=" << d;
-  }
-  EXPECT_LE(128 * f3::kProducerRegs + 128 * f3::kConsumerWarpgroups * f3::kConsumerRegs, 65536);
+  for (int d : f3::kHeadDims)
+    for (const f3::Tile& t : tiles_of(d)) {
+      const std::string what = "D=" + std::to_string(d) + " bn " + std::to_string(t.bn);
+      EXPECT_LE(f3::smem_bytes(d, t), kH100OptIn) << what;
+      EXPECT_GE(t.stages, 2) << what;
+      EXPECT_EQ(t.bn % 16, 0) << what;  // whole k16 slices of P V
+      // O (D/2), S (bn/2) and P (bn/4) registers with room for addresses and the softmax state.
+      EXPECT_LE(d / 2 + t.bn / 2 + t.bn / 4, f3::consumer_regs(t) - 24) << what;
+      EXPECT_LE(128 * f3::producer_regs(t) + 128 * t.wgs * f3::consumer_regs(t), 65536) << what;
+    }
+  // Each default is compiled, and the band default differs only where the traits say so (D=128).
+  for (int d : f3::kHeadDims)
+    for (bool band : {false, true}) {
+      const f3::Tile t = f3::default_tile(d, band);
+      bool compiled = false;
+      for (const f3::Tile& c : tiles_of(d)) compiled = compiled || c == t;
+      EXPECT_TRUE(compiled) << "D=" << d << " band " << band;
+    }
+  EXPECT_EQ(f3::default_tile(128, false).bn, 176);
+  EXPECT_EQ(f3::default_tile(128, true).bn, 128);
+}
+
+TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
+  const attn::KernelSpec* spec = attn::find_kernel("fa3.wgmma");
+  ASSERT_NE(spec, nullptr);
+  if (!ATTNSCOPE_HAS_FA3_WGMMA) GTEST_SKIP() << "fa3.wgmma not built: no 90a target";
+  const Problem p = make_problem(1, 2, 2, 512, 512, 128, DType::fp16);
+  EXPECT_EQ(spec->why_not(p, {{"bn", 128}}), "");
+  EXPECT_EQ(spec->why_not(p, {{"bn", 176}, {"warpgroups", 2}}), "");
+  const std::string why = spec->why_not(p, {{"bn", 80}});
+  EXPECT_NE(why.find("knobs bn = 80, warpgroups = 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("(176, 2) (128, 2)"), std::string::npos) << why;
+  EXPECT_NE(spec->why_not(p, {{"warpgroups", 3}}).find("warpgroups = 3"), std::string::npos);
+  EXPECT_EQ(spec->why_not(make_problem(1, 2, 2, 512, 512, 64, DType::bf16), {{"warpgroups", 3}}), "");
 }
 
 TEST(Fa3WgmmaSpec, TmaBoxesAreOneHeadsRowsBy64Columns) {
   // Q of [B=2, S=1000, H=32, D=128]: dims innermost first, byte strides of D, H and S.
-  const f3::BshdBoxes q = f3::bshd_boxes(2, 1000, 32, 128, f3::kBlockM);
+  const f3::BshdBoxes q = f3::bshd_boxes(2, 1000, 32, 128, 128);
   EXPECT_EQ(q.dims[0], 128u);
   EXPECT_EQ(q.dims[1], 32u);
   EXPECT_EQ(q.dims[2], 1000u);
@@ -162,8 +208,8 @@ TEST(Fa3WgmmaSpec, TmaBoxesAreOneHeadsRowsBy64Columns) {
   EXPECT_EQ(q.box[1], 1u);
   EXPECT_EQ(q.box[2], 128u);
   EXPECT_EQ(q.box[3], 1u);
-  const f3::BshdBoxes k = f3::bshd_boxes(1, 4097, 4, 256, f3::default_tile(256).bn);
-  EXPECT_EQ(k.box[2], 64u);
+  const f3::BshdBoxes k = f3::bshd_boxes(1, 4097, 4, 256, 80);
+  EXPECT_EQ(k.box[2], 80u);
   EXPECT_EQ(k.strides[1], 512u * 4);
 }
 

@@ -1,6 +1,7 @@
-// fa3.wgmma instantiation: D=128, bf16 (one kernel a translation unit keeps the cold build parallel).
+// fa3.wgmma instantiation: D=128, bf16, the head dim's compiled tiles (one head dim and dtype a
+// translation unit keeps the cold build parallel).
 #include "kernels/fa3/fa3_launch.cuh"
 
 namespace attn::fa3 {
-template void run_fa3<DType::bf16, 128>(const Fa3Params&, void*);
+template void run_fa3<DType::bf16, 128>(const Fa3Params&, const Tile&, void*);
 }  // namespace attn::fa3
