@@ -30,6 +30,7 @@ class DeviceInt32Array {
   DeviceInt32Array(const DeviceInt32Array&) = delete;
   DeviceInt32Array& operator=(const DeviceInt32Array&) = delete;
   const std::int32_t* get() const { return m_data; }
+  std::int32_t* get() { return m_data; }  // for arrays a kernel writes (a work counter)
 
  private:
   std::int32_t* m_data = nullptr;

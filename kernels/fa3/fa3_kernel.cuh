@@ -128,14 +128,40 @@ __device__ __forceinline__ void pack_p(const float (&x)[BN / 2], std::uint32_t (
     }
 }
 
+// desc + off, computed where the wgmma issues: written as plain adds, all of an issue's descriptors
+// are hoisted into registers ahead of it (64-bit each, dozens per issue), which spills the consumers.
+__device__ __forceinline__ std::uint64_t desc_at(std::uint64_t desc, std::uint64_t off) {
+  std::uint64_t r;
+  asm volatile("add.s64 %0, %1, %2;\n" : "=l"(r) : "l"(desc), "l"(off));
+  return r;
+}
+
 template <int N>
 __device__ __forceinline__ void scale_rows(float (&o)[N], const float (&f)[2]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) o[i] *= f[(i / 2) % 2];
 }
 
+// Work item w of the launch's ordered list (row block, head, batch): heads are grouped into sections
+// whose K and V fit in L2 together (p.section_heads of them); sections run one after another, and
+// inside a section row blocks run from the last (the most keys under a causal mask) down, each over
+// the section's heads, so the heaviest work starts first while the K/V being read stays in L2.
+struct WorkItem {
+  int m_block, h, b;
+};
+__device__ __forceinline__ WorkItem work_item(const Fa3Params& p, int w, int m_blocks) {
+  const int heads_batch = p.heads_q * p.batch;
+  const int section = w / (p.section_heads * m_blocks);
+  const int first = section * p.section_heads;
+  const int heads = min(p.section_heads, heads_batch - first);
+  const int i = w - first * m_blocks;
+  const int hb = first + i % heads;
+  return {m_blocks - 1 - i / heads, hb % p.heads_q, hb / p.heads_q};
+}
+
 template <typename T, int D, int BN, int Stages, int WGs>
-__global__ void __launch_bounds__(128 * (1 + WGs), 1) fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
+__global__ void __launch_bounds__(128 * (1 + WGs), 1)
+    fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr Tile kTile{BN, Stages, WGs};
   constexpr int kBlockM = rows_of(kTile);
@@ -151,26 +177,31 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1) fa3_forward_kernel(const _
   const std::uint32_t k_s = q_s + static_cast<std::uint32_t>(q_bytes(D, kTile));
   const std::uint32_t v_s = k_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
   const std::uint32_t bars = v_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
-  const std::uint32_t q_full = bars;
-  const auto k_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + s); };
-  const auto v_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + Stages + s); };
-  const auto k_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + 2 * Stages + s); };
-  const auto v_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(1 + 3 * Stages + s); };
+  // Q full also hands the consumers the next work item (work_slot); Q empty says they have read it
+  // and their last Q K^T of the item is done.
+  const std::uint32_t q_full = bars, q_empty = bars + 8u;
+  const auto k_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + s); };
+  const auto v_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + Stages + s); };
+  const auto k_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + 2 * Stages + s); };
+  const auto v_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + 3 * Stages + s); };
+  // The item the producer took (n_work: none left), after the barriers.
+  volatile int& work_slot = *reinterpret_cast<volatile int*>(smem_raw + (bars - smem_addr(smem_raw)) +
+                                                             8u * static_cast<std::uint32_t>(2 + 4 * Stages));
 
   const int tid = static_cast<int>(threadIdx.x);
-  // Blocks are dispatched in index order: row blocks run slowest, from the last (the most keys under
-  // a causal mask) down, over every (batch, head), so the heaviest work starts first and the light
-  // blocks fill the tail.
-  const int heads_batch = p.heads_q * p.batch;
-  const int bid = static_cast<int>(blockIdx.x);
-  const int m_block = (static_cast<int>(gridDim.x) / heads_batch) - 1 - bid / heads_batch;
-  const int h = bid % p.heads_q, b = (bid % heads_batch) / p.heads_q;
-  const int row0 = m_block * kBlockM;
-  const ffpa::KeyTiles keys = ffpa::key_tiles(p, row0, kBlockM, BN);
-  const int n_tiles = keys.n_hi - keys.n_lo;
+  const int m_blocks = (p.seq_q + kBlockM - 1) / kBlockM;
+  const int n_work = m_blocks * p.heads_q * p.batch;
+  // Persistent: each CTA's producer takes the next item of the ordered list from a global counter
+  // (dynamic: a CTA that drew light causal blocks takes more of them) and runs ahead into it (its Q
+  // and first K/V tiles) while the consumers finish the last one's epilogue. The counter is never
+  // reset: the host advances p.work_base by the n_work + gridDim.x draws each launch makes.
+  const auto key_tiles_of = [&](const WorkItem& wi) {
+    return ffpa::key_tiles(p, wi.m_block * kBlockM, kBlockM, BN);
+  };
 
   if (tid == 0) {
     tma::mbar_init(q_full, 1);
+    tma::mbar_init(q_empty, kConsumerWarps);
 #pragma unroll
     for (int s = 0; s < Stages; ++s) {
       tma::mbar_init(k_full(s), 1);
@@ -185,38 +216,54 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1) fa3_forward_kernel(const _
   if (tid < 128) {
     // ---- producer
     tma::regs_release<producer_regs(kTile)>();
-    if (tid == 0 && n_tiles > 0) {
+    if (tid == 0) {
       tma::prefetch_map(&p.q_map);
       tma::prefetch_map(&p.k_map);
       tma::prefetch_map(&p.v_map);
-      const int hkv = h / p.group;
-      tma::mbar_arrive_expect_tx(q_full, q_bytes(D, kTile));
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-        tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk, h,
-                          row0, b);
       int stage = 0;
-      std::uint32_t free_parity = 1;  // a fresh slot counts as released
+      std::uint32_t free_parity = 1, q_free_parity = 1;  // fresh buffers count as released
 #pragma unroll 1
-      for (int it = 0; it < n_tiles; ++it) {
-        const int key0 = (keys.n_hi - 1 - it) * BN;
-        const std::uint32_t k_dst = k_s + static_cast<std::uint32_t>(stage * kSlotBytes);
-        const std::uint32_t v_dst = v_s + static_cast<std::uint32_t>(stage * kSlotBytes);
-        tma::mbar_wait(k_empty(stage), free_parity);
-        tma::mbar_arrive_expect_tx(k_full(stage), kSlotBytes);
+      while (true) {
+        const unsigned drawn = atomicAdd(p.work_counter, 1u) - p.work_base;
+        const int w = drawn < static_cast<unsigned>(n_work) ? static_cast<int>(drawn) : n_work;
+        const WorkItem wi = work_item(p, w < n_work ? w : 0, m_blocks);
+        const ffpa::KeyTiles keys = key_tiles_of(wi);
+        const int n_tiles = w < n_work ? keys.n_hi - keys.n_lo : 0;
+        tma::mbar_wait(q_empty, q_free_parity);
+        q_free_parity ^= 1u;
+        work_slot = w;
+        if (n_tiles <= 0) {  // nothing to load: the arrival alone hands over the item (or the end)
+          tma::mbar_arrive(q_full);
+          if (w == n_work) break;
+          continue;
+        }
+        const int hkv = wi.h / p.group;
+        tma::mbar_arrive_expect_tx(q_full, q_bytes(D, kTile));
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
-          tma::load_tile_4d(k_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.k_map, k_full(stage),
-                            c * kChunk, hkv, key0, b);
-        tma::mbar_wait(v_empty(stage), free_parity);
-        tma::mbar_arrive_expect_tx(v_full(stage), kSlotBytes);
+          tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk,
+                            wi.h, wi.m_block * kBlockM, wi.b);
+#pragma unroll 1
+        for (int it = 0; it < n_tiles; ++it) {
+          const int key0 = (keys.n_hi - 1 - it) * BN;
+          const std::uint32_t k_dst = k_s + static_cast<std::uint32_t>(stage * kSlotBytes);
+          const std::uint32_t v_dst = v_s + static_cast<std::uint32_t>(stage * kSlotBytes);
+          tma::mbar_wait(k_empty(stage), free_parity);
+          tma::mbar_arrive_expect_tx(k_full(stage), kSlotBytes);
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-          tma::load_tile_4d(v_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.v_map, v_full(stage),
-                            c * kChunk, hkv, key0, b);
-        if (++stage == Stages) {
-          stage = 0;
-          free_parity ^= 1u;
+          for (int c = 0; c < kChunks; ++c)
+            tma::load_tile_4d(k_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.k_map, k_full(stage),
+                              c * kChunk, hkv, key0, wi.b);
+          tma::mbar_wait(v_empty(stage), free_parity);
+          tma::mbar_arrive_expect_tx(v_full(stage), kSlotBytes);
+#pragma unroll
+          for (int c = 0; c < kChunks; ++c)
+            tma::load_tile_4d(v_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.v_map, v_full(stage),
+                              c * kChunk, hkv, key0, wi.b);
+          if (++stage == Stages) {
+            stage = 0;
+            free_parity ^= 1u;
+          }
         }
       }
     }
@@ -228,164 +275,192 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1) fa3_forward_kernel(const _
   const int cw = tid / 128 - 1;  // consumer warpgroup 0 .. WGs - 1: rows 64 cw ..
   const int warp = (tid % 128) / 32, lane = tid % 32;
   const int g = lane / 4, t4 = lane % 4;
-  const int wg_row = 64 * cw + 16 * warp + g;  // CTA row of half 0
-  const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
-  // Named barrier 1 + w: "warpgroup w may issue its wgmmas"; the turn passes round-robin.
+  const int wg_row = 64 * cw + 16 * warp + g;  // block row of half 0
+  // Named barrier 1 + w: "warpgroup w may issue its wgmmas"; the turn passes round-robin, across work
+  // items too.
   const int my_turn = 1 + cw, next_turn = 1 + (cw + 1) % WGs;
+  const std::uint32_t q_wg = q_s + static_cast<std::uint32_t>(cw * 64 * 128);
 
-  float o[kChunks][32];
-#pragma unroll
-  for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) o[c][i] = 0.0f;
-  RowState st;
+  // A warp's arrival: its lanes have all read what the barrier hands back (the work slot, a slot).
+  const auto release = [&](std::uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) tma::mbar_arrive(bar);
+  };
+  // The ring position of the next K/V tile, and the parity of the next Q: they run on across items
+  // exactly as the producer's do.
+  int stage = 0;
+  std::uint32_t parity = 0, q_parity = 0;
+  if (cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
 
-  if (n_tiles > 0) {
-    const std::uint32_t q_wg = q_s + static_cast<std::uint32_t>(cw * 64 * 128);
-    const auto issue_qk = [&](float (&s)[BN / 2], int stage) {
-      const std::uint32_t kb = k_s + static_cast<std::uint32_t>(stage * kSlotBytes);
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        // A descriptor's address field counts 16 bytes: the k16 slice 32 bytes on is + 2.
-        const std::uint64_t qd = wgmma::desc_sw128(q_wg + static_cast<std::uint32_t>(c * kQChunkBytes));
-        const std::uint64_t kd = wgmma::desc_sw128(kb + static_cast<std::uint32_t>(c * kKvChunkBytes));
-#pragma unroll
-        for (int kk = 0; kk < kChunk / 16; ++kk) mma_qk<T, BN>(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
-      }
-    };
-    const auto issue_pv = [&](const std::uint32_t (&pa)[BN / 16][4], int stage) {
-      const std::uint32_t vb = v_s + static_cast<std::uint32_t>(stage * kSlotBytes);
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        // V read transposed: the 16-key slice 2048 bytes on is + 128.
-        const std::uint64_t vd = wgmma::desc_sw128(vb + static_cast<std::uint32_t>(c * kKvChunkBytes));
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T>(o[c], pa[kk], vd + 128 * kk);
-      }
-    };
-    // Pins the wgmma operands' register definitions on their side of an issue: without it the
-    // compiler may move a write of O or P past the first wgmma, and ptxas then serialises every
-    // wgmma of the kernel (info C7513).
-    const auto fence_o_and_p = [&](std::uint32_t (&pa)[BN / 16][4]) {
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) wgmma::fence_operands(o[c]);
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
-    };
-    const auto release = [&](std::uint32_t bar) {
-      if (lane == 0) tma::mbar_arrive(bar);
-    };
-    const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
-
-    if (cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
-    tma::mbar_wait(q_full, 0);
-
-    // ---- the first tile: Q K^T alone.
-    std::uint32_t pa[BN / 16][4];
-    {
-      const int key0 = (keys.n_hi - 1) * BN;
-      float s[BN / 2];
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
-      tma::mbar_wait(k_full(0), 0);
-      tma::named_sync(my_turn, kPairThreads);
-      wgmma::fence_operands(s);
-      wgmma::fence();
-      issue_qk(s, 0);
-      wgmma::commit();
-      wgmma::fence_operands(s);
-      tma::named_arrive(next_turn, kPairThreads);
-      wgmma::wait<0>();
-      wgmma::fence_operands(s);
-      release(k_empty(0));
-      float alpha[2];
-      online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
-      pack_p<T, BN>(s, pa);
-    }
-
-    // ---- the steady state: Q K^T of tile it with P V of tile it - 1.
-    int prev = 0, stage = 0;
-    std::uint32_t prev_parity = 0, parity = 0;
 #pragma unroll 1
-    for (int it = 1; it < n_tiles; ++it) {
-      if (++stage == Stages) {
-        stage = 0;
-        parity ^= 1u;
-      }
-      const int key0 = (keys.n_hi - 1 - it) * BN;
-      float s[BN / 2];
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
-      tma::mbar_wait(k_full(stage), parity);
-      tma::mbar_wait(v_full(prev), prev_parity);
-      tma::named_sync(my_turn, kPairThreads);
-      wgmma::fence_operands(s);
-      fence_o_and_p(pa);
-      wgmma::fence();
-      issue_qk(s, stage);
-      wgmma::commit();
-      issue_pv(pa, prev);
-      wgmma::commit();
-      wgmma::fence_operands(s);
-      fence_o_and_p(pa);
-      tma::named_arrive(next_turn, kPairThreads);
-      wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
-      wgmma::fence_operands(s);
-      release(k_empty(stage));
-      float alpha[2];
-      online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
-      wgmma::wait<0>();
-      fence_o_and_p(pa);
-      release(v_empty(prev));
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) scale_rows(o[c], alpha);
-      // P is packed only now: P V of the tile before read the old P until the wait (packing into
-      // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
-      pack_p<T, BN>(s, pa);
-      prev = stage;
-      prev_parity = parity;
-    }
+  while (true) {
+    tma::mbar_wait(q_full, q_parity);
+    q_parity ^= 1u;
+    const int w = work_slot;
+    if (w >= n_work) break;
+    const WorkItem wi = work_item(p, w, m_blocks);
+    const ffpa::KeyTiles keys = key_tiles_of(wi);
+    const int n_tiles = keys.n_hi - keys.n_lo;
+    if (n_tiles <= 0) release(q_empty);  // read the item; no Q K^T will follow
+    const int row0 = wi.m_block * kBlockM;
+    const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
 
-    // ---- the last tile's P V.
-    tma::mbar_wait(v_full(prev), prev_parity);
-    tma::named_sync(my_turn, kPairThreads);
-    fence_o_and_p(pa);
-    wgmma::fence();
-    issue_pv(pa, prev);
-    wgmma::commit();
-    fence_o_and_p(pa);
-    tma::named_arrive(next_turn, kPairThreads);
-    wgmma::wait<0>();
-    fence_o_and_p(pa);
-    // The last warpgroup arrived once more than warpgroup 0 synced (its first arrival let 0 start).
-    if (cw == 0) tma::named_sync(1, kPairThreads);
-  }
-
-  // ---- epilogue: the full row sums, O / l, LSE.
-  T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, b, h, D);
-  float l[2];
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    l[hr] = st.sum[hr];
-    l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 1);
-    l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 2);
-  }
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    const int row = row0 + wg_row + 8 * hr;
-    if (row >= p.seq_q) continue;
-    const float inv = l[hr] > 0.0f ? 1.0f / l[hr] : 0.0f;  // a row with no visible key: O = 0
-    T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
+    float o[kChunks][32];
 #pragma unroll
     for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-        *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
-            pack2<T>(o[c][4 * j + 2 * hr] * inv, o[c][4 * j + 2 * hr + 1] * inv);
-    if (p.lse != nullptr && t4 == 0)
-      p.lse[(static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q + row] =
-          l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
+      for (int i = 0; i < 32; ++i) o[c][i] = 0.0f;
+    RowState st;
+
+    if (n_tiles > 0) {
+      const auto issue_qk = [&](float(&s)[BN / 2], int slot) {
+        const std::uint32_t kb = k_s + static_cast<std::uint32_t>(slot * kSlotBytes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          // A descriptor's address field counts 16 bytes: the k16 slice 32 bytes on is + 2.
+          const std::uint64_t qd = wgmma::desc_sw128(q_wg + static_cast<std::uint32_t>(c * kQChunkBytes));
+          const std::uint64_t kd = wgmma::desc_sw128(kb + static_cast<std::uint32_t>(c * kKvChunkBytes));
+#pragma unroll
+          for (int kk = 0; kk < kChunk / 16; ++kk)
+            mma_qk<T, BN>(s, desc_at(qd, 2 * kk), desc_at(kd, 2 * kk), c > 0 || kk > 0);
+        }
+      };
+      const auto issue_pv = [&](const std::uint32_t(&pa)[BN / 16][4], int slot) {
+        const std::uint32_t vb = v_s + static_cast<std::uint32_t>(slot * kSlotBytes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          // V read transposed: the 16-key slice 2048 bytes on is + 128.
+          const std::uint64_t vd = wgmma::desc_sw128(vb + static_cast<std::uint32_t>(c * kKvChunkBytes));
+#pragma unroll
+          for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T>(o[c], pa[kk], desc_at(vd, 128 * kk));
+        }
+      };
+      // Pins the wgmma operands' register definitions on their side of an issue: without it the
+      // compiler may move a write of O or P past the first wgmma, and ptxas then serialises every
+      // wgmma of the kernel (info C7513).
+      const auto fence_o_and_p = [&](std::uint32_t(&pa)[BN / 16][4]) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) wgmma::fence_operands(o[c]);
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
+      };
+      const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
+      const auto advance = [&]() {
+        if (++stage == Stages) {
+          stage = 0;
+          parity ^= 1u;
+        }
+      };
+
+      // ---- the first tile: Q K^T alone.
+      std::uint32_t pa[BN / 16][4];
+      {
+        const int key0 = (keys.n_hi - 1) * BN;
+        float s[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+        tma::mbar_wait(k_full(stage), parity);
+        tma::named_sync(my_turn, kPairThreads);
+        wgmma::fence_operands(s);
+        wgmma::fence();
+        issue_qk(s, stage);
+        wgmma::commit();
+        wgmma::fence_operands(s);
+        tma::named_arrive(next_turn, kPairThreads);
+        wgmma::wait<0>();
+        wgmma::fence_operands(s);
+        release(k_empty(stage));
+        if (n_tiles == 1) release(q_empty);  // the item's last Q K^T
+        float alpha[2];
+        online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+        pack_p<T, BN>(s, pa);
+      }
+      int prev = stage;
+      std::uint32_t prev_parity = parity;
+      advance();
+
+      // ---- the steady state: Q K^T of tile it with P V of tile it - 1.
+#pragma unroll 1
+      for (int it = 1; it < n_tiles; ++it) {
+        const int key0 = (keys.n_hi - 1 - it) * BN;
+        float s[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+        tma::mbar_wait(k_full(stage), parity);
+        tma::mbar_wait(v_full(prev), prev_parity);
+        tma::named_sync(my_turn, kPairThreads);
+        wgmma::fence_operands(s);
+        fence_o_and_p(pa);
+        wgmma::fence();
+        issue_qk(s, stage);
+        wgmma::commit();
+        issue_pv(pa, prev);
+        wgmma::commit();
+        wgmma::fence_operands(s);
+        fence_o_and_p(pa);
+        tma::named_arrive(next_turn, kPairThreads);
+        wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
+        wgmma::fence_operands(s);
+        release(k_empty(stage));
+        if (it == n_tiles - 1) release(q_empty);  // Q is free for the next item's load
+        float alpha[2];
+        online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+        wgmma::wait<0>();
+        fence_o_and_p(pa);
+        release(v_empty(prev));
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) scale_rows(o[c], alpha);
+        // P is packed only now: P V of the tile before read the old P until the wait (packing into
+        // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
+        pack_p<T, BN>(s, pa);
+        prev = stage;
+        prev_parity = parity;
+        advance();
+      }
+
+      // ---- the last tile's P V.
+      tma::mbar_wait(v_full(prev), prev_parity);
+      tma::named_sync(my_turn, kPairThreads);
+      fence_o_and_p(pa);
+      wgmma::fence();
+      issue_pv(pa, prev);
+      wgmma::commit();
+      fence_o_and_p(pa);
+      tma::named_arrive(next_turn, kPairThreads);
+      wgmma::wait<0>();
+      fence_o_and_p(pa);
+      release(v_empty(prev));
+    }
+
+    // ---- epilogue: the full row sums, O / l, LSE.
+    const WorkItem we = work_item(p, w, m_blocks);
+    T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, we.b, we.h, D);
+    float l[2];
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      l[hr] = st.sum[hr];
+      l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 1);
+      l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 2);
+    }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const int row = we.m_block * kBlockM + wg_row + 8 * hr;
+      if (row >= p.seq_q) continue;
+      const float inv = l[hr] > 0.0f ? 1.0f / l[hr] : 0.0f;  // a row with no visible key: O = 0
+      T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
+              pack2<T>(o[c][4 * j + 2 * hr] * inv, o[c][4 * j + 2 * hr + 1] * inv);
+      if (p.lse != nullptr && t4 == 0)
+        p.lse[(static_cast<std::int64_t>(we.b) * p.heads_q + we.h) * p.seq_q + row] =
+            l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
+    }
   }
+  // The last warpgroup arrived once more than warpgroup 0 synced (its first arrival let 0 start).
+  if (cw == 0) tma::named_sync(1, kPairThreads);
 #else
   // Built for a target without wgmma and TMA: fail loudly rather than leave O unwritten.
   __trap();

@@ -1,5 +1,6 @@
-// fa3.wgmma launch template: the grid (row blocks x heads x batch, one dimension: the kernel orders
-// it heaviest first), the shared-memory opt-in and the switch over the head dim's compiled tiles.
+// fa3.wgmma launch template: the persistent grid (one CTA an SM, at most one a work item: the kernel
+// walks the ordered work list), the shared-memory opt-in and the switch over the head dim's compiled
+// tiles.
 // Included only by the instantiation files in inst/.
 #pragma once
 #include <cuda_runtime.h>
@@ -25,8 +26,9 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   ATTN_CUDA_CHECK(attr_status);
   const int m_blocks = (p.seq_q + rows_of(kTile) - 1) / rows_of(kTile);
-  const unsigned blocks = static_cast<unsigned>(m_blocks) * static_cast<unsigned>(p.heads_q * p.batch);
-  kernel<<<blocks, threads_of(kTile), kSmem, stream>>>(p);
+  const int work = m_blocks * p.heads_q * p.batch;  // why_not keeps it inside int
+  const int ctas = p.max_ctas > 0 && p.max_ctas < work ? p.max_ctas : work;
+  kernel<<<static_cast<unsigned>(ctas), threads_of(kTile), kSmem, stream>>>(p);
   ATTN_CUDA_CHECK_LAUNCH("fa3.wgmma fa3_forward_kernel");
 }
 
@@ -36,8 +38,10 @@ void run_fa3(const Fa3Params& p, const Tile& tile, void* stream) {
   static_assert(kType == DType::fp16 || kType == DType::bf16, "fa3.wgmma takes fp16 and bf16");
   const auto st = static_cast<cudaStream_t>(stream);
   if constexpr (kD == 64) {
-    if (tile == kTiles64[0]) return launch_fa3<T, 64, kTiles64[0].bn, kTiles64[0].stages, kTiles64[0].wgs>(p, st);
-    if (tile == kTiles64[1]) return launch_fa3<T, 64, kTiles64[1].bn, kTiles64[1].stages, kTiles64[1].wgs>(p, st);
+    if (tile == kTiles64[0])
+      return launch_fa3<T, 64, kTiles64[0].bn, kTiles64[0].stages, kTiles64[0].wgs>(p, st);
+    if (tile == kTiles64[1])
+      return launch_fa3<T, 64, kTiles64[1].bn, kTiles64[1].stages, kTiles64[1].wgs>(p, st);
   } else if constexpr (kD == 128) {
     if (tile == kTiles128[0])
       return launch_fa3<T, 128, kTiles128[0].bn, kTiles128[0].stages, kTiles128[0].wgs>(p, st);

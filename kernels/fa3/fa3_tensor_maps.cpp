@@ -12,16 +12,17 @@ namespace attn::fa3 {
 namespace {
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,
+                                 CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                 CUtensorMapFloatOOBfill);
 
 EncodeTiled encode_entry() {
   static const EncodeTiled fn = [] {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
     // 12000: the ABI of cuTensorMapEncodeTiled since CUDA 12.0.
-    const cudaError_t st = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                                            cudaEnableDefault, &found);
+    const cudaError_t st =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
     if (st != cudaSuccess || found != cudaDriverEntryPointSuccess || p == nullptr)
       throw KernelError(std::string("fa3.wgmma: the driver has no cuTensorMapEncodeTiled (") +
                         cudaGetErrorString(st) + "); TMA needs a CUDA 12 driver or newer");
@@ -32,7 +33,8 @@ EncodeTiled encode_entry() {
 
 }  // namespace
 
-BshdBoxes bshd_boxes(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t head_dim, int rows) {
+BshdBoxes bshd_boxes(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t head_dim,
+                     int rows) {
   constexpr std::uint64_t kElem = 2;
   BshdBoxes m;
   m.dims[0] = static_cast<std::uint64_t>(head_dim);
@@ -53,9 +55,10 @@ void encode_bshd_map(CUtensorMap& map, const void* base, DType dtype, const Bshd
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const CUtensorMapDataType type =
       dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const CUresult st = encode_entry()(&map, type, 4, const_cast<void*>(base), boxes.dims, boxes.strides, boxes.box,
-                                     element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult st =
+      encode_entry()(&map, type, 4, const_cast<void*>(base), boxes.dims, boxes.strides, boxes.box,
+                     element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (st == CUDA_SUCCESS) return;
   std::string msg = "fa3.wgmma: cuTensorMapEncodeTiled failed with CUresult ";
   msg += std::to_string(static_cast<int>(st));

@@ -17,7 +17,8 @@ struct BshdBoxes {
   std::uint32_t box[4] = {};      // 64 columns, 1 head, `rows` rows, 1 batch
 };
 
-BshdBoxes bshd_boxes(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t head_dim, int rows);
+BshdBoxes bshd_boxes(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t head_dim,
+                     int rows);
 
 // Encodes `boxes` over the tensor at `base`; throws KernelError naming the driver's status.
 void encode_bshd_map(CUtensorMap& map, const void* base, DType dtype, const BshdBoxes& boxes);

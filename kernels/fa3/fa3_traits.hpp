@@ -6,7 +6,7 @@
 // stream through a ring of `stages` slots each, every slot D / 64 TMA boxes of [rows][64 columns] in
 // the 128-byte swizzle wgmma reads. Each consumer warpgroup keeps its 64 rows' O (64 x D fp32: D / 2
 // registers a thread), S (bn / 2) and P (bn / 4) in registers, which bounds bn by the registers a
-// consumer thread gets after setmaxnreg: 240 with two consumer warpgroups, 160 with three.
+// consumer thread gets after setmaxnreg: 232 with two consumer warpgroups, 160 with three.
 #pragma once
 
 namespace attn::fa3 {
@@ -29,9 +29,10 @@ constexpr bool operator==(const Tile& a, const Tile& b) {
 constexpr int rows_of(const Tile& t) { return 64 * t.wgs; }
 constexpr int threads_of(const Tile& t) { return 128 * (1 + t.wgs); }
 // Registers a thread after setmaxnreg: the producer gives up what the consumers take
-// (2 consumers: 128 x 24 + 256 x 240 = 64512; 3: 128 x 32 + 384 x 160 = 65536 of the SM's 65536).
-constexpr int producer_regs(const Tile& t) { return t.wgs == 2 ? 24 : 32; }
-constexpr int consumer_regs(const Tile& t) { return t.wgs == 2 ? 240 : 160; }
+// (2 consumers: 128 x 40 + 256 x 232 = 64512; 3: 128 x 32 + 384 x 160 = 65536 of the SM's 65536).
+// The producer's loop (work draw, key range, ring position) spills below 40 with two consumers.
+constexpr int producer_regs(const Tile& t) { return t.wgs == 2 ? 40 : 32; }
+constexpr int consumer_regs(const Tile& t) { return t.wgs == 2 ? 232 : 160; }
 
 // The compiled tiles per head dim; the knobs bn and warpgroups pick one (0 = the default below).
 inline constexpr Tile kTiles64[] = {{128, 3, 3}, {128, 3, 2}};
@@ -44,7 +45,7 @@ inline constexpr Tile kTiles256[] = {{80, 2, 2}, {64, 2, 2}};
 //         S 64 + O 32 + P 32 registers fit the 160 three consumers get.
 //   D=128: bn 176 without a band, 128 with one (causal, windows): a wider tile halves the per-tile
 //         cost of the row reductions and the barrier hand-offs; a band's diagonal tiles waste less at
-//         128. O 64 + S 88 + P 44 registers of 240.
+//         128. O 64 + S 88 + P 44 registers of 232.
 //   D=256: bn 80, 2 stages: O alone is 128 registers; Q 64 KiB + 4 slots of 40 KiB = 224 KiB.
 constexpr Tile default_tile(int d, bool band) {
   if (d == 64) return kTiles64[0];
@@ -54,10 +55,22 @@ constexpr Tile default_tile(int d, bool band) {
 
 constexpr int q_bytes(int d, const Tile& t) { return rows_of(t) * d * 2; }
 constexpr int kv_slot_bytes(int d, int bn) { return bn * d * 2; }
-// Q full, then per stage: K full, V full, K empty, V empty (8 bytes each).
-constexpr int barrier_bytes(int stages) { return 8 * (1 + 4 * stages); }
+// Q full, Q empty, then per stage: K full, V full, K empty, V empty (8 bytes each), then the slot the
+// producer hands the next work item over in.
+constexpr int barrier_bytes(int stages) { return 8 * (2 + 4 * stages) + 8; }
 constexpr int smem_bytes(int d, const Tile& t) {
   return kAlignSlack + q_bytes(d, t) + 2 * t.stages * kv_slot_bytes(d, t.bn) + barrier_bytes(t.stages);
+}
+
+// Work items run in sections of this many (batch, head) pairs, heaviest row block first inside a
+// section (fa3_kernel.cuh, work_item): the section's K and V, kL2SectionBytes at most, stay in L2 while
+// its row blocks read them. Query heads of one GQA group share their K and V.
+inline constexpr long long kL2SectionBytes = 16ll << 20;  // a third of the H100's 50 MiB L2
+constexpr int section_heads(long long seq_kv, int d, int group, long long heads_batch) {
+  const long long kv_bytes = seq_kv * d * 2 * 2 / (group > 0 ? group : 1);
+  long long n = kv_bytes > 0 ? kL2SectionBytes / kv_bytes : heads_batch;
+  if (n > heads_batch) n = heads_batch;
+  return static_cast<int>(n < 1 ? 1 : n);
 }
 
 }  // namespace attn::fa3

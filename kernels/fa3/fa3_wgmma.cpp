@@ -5,6 +5,7 @@
 // fp16 and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk, any S.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -13,6 +14,8 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
+#include "kernels/common/cuda_check.hpp"
+#include "kernels/common/device_int32_array.hpp"
 #include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/fa3/fa3_launch.hpp"
@@ -72,7 +75,8 @@ std::string fa3_why_not(const Problem& p, const Knobs& knobs) {
   if (!ATTNSCOPE_HAS_FA3_WGMMA)
     return std::string(kId) +
            " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (TMA and wgmma need sm_90a)";
-  if (std::string why = first_reason({half_dtype_why_not(p, kId), same_head_dims_why_not(p, kId)}); !why.empty())
+  if (std::string why = first_reason({half_dtype_why_not(p, kId), same_head_dims_why_not(p, kId)});
+      !why.empty())
     return why;
   if (!fa3::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + kId + " is compiled for 64, 128 and 256";
@@ -89,7 +93,8 @@ std::string fa3_why_not(const Problem& p, const Knobs& knobs) {
 
 class Fa3Kernel final : public PreparedKernel {
  public:
-  Fa3Kernel(const Problem& p, const Tile& tile) : m_problem(p), m_tile(tile) {}
+  Fa3Kernel(const Problem& p, const Tile& tile, int sm_count)
+      : m_problem(p), m_tile(tile), m_sm_count(sm_count), m_work_counter({0}) {}
 
   bool writes_lse() const override { return true; }
 
@@ -97,11 +102,17 @@ class Fa3Kernel final : public PreparedKernel {
     check_scale(a, kId);
     check_io_aligned(a, kId, "TMA");
     fa2::fill_params(m_params, m_problem, a);
+    m_params.max_ctas = m_sm_count;
+    m_params.work_counter = reinterpret_cast<unsigned*>(m_work_counter.get());
+    m_params.work_base = m_work_drawn;
+    m_params.section_heads = fa3::section_heads(m_problem.seq_kv, static_cast<int>(m_problem.head_dim),
+                                                m_params.group, m_problem.heads_q * m_problem.batch);
     // The maps hold the base addresses: encoded again only when the buffers move.
     if (a.q != m_q || a.k != m_k || a.v != m_v) {
       const Problem& pr = m_problem;
-      fa3::encode_bshd_map(m_params.q_map, a.q, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)));
+      fa3::encode_bshd_map(
+          m_params.q_map, a.q, pr.dtype,
+          fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)));
       fa3::encode_bshd_map(m_params.k_map, a.k, pr.dtype,
                            fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, m_tile.bn));
       fa3::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
@@ -114,15 +125,22 @@ class Fa3Kernel final : public PreparedKernel {
     const bool bf16 = m_problem.dtype == DType::bf16;
     switch (m_problem.head_dim) {
       case 64:
-        return bf16 ? fa3::run_fa3<DType::bf16, 64>(m_params, m_tile, a.stream)
-                    : fa3::run_fa3<DType::fp16, 64>(m_params, m_tile, a.stream);
+        bf16 ? fa3::run_fa3<DType::bf16, 64>(m_params, m_tile, a.stream)
+             : fa3::run_fa3<DType::fp16, 64>(m_params, m_tile, a.stream);
+        break;
       case 128:
-        return bf16 ? fa3::run_fa3<DType::bf16, 128>(m_params, m_tile, a.stream)
-                    : fa3::run_fa3<DType::fp16, 128>(m_params, m_tile, a.stream);
+        bf16 ? fa3::run_fa3<DType::bf16, 128>(m_params, m_tile, a.stream)
+             : fa3::run_fa3<DType::fp16, 128>(m_params, m_tile, a.stream);
+        break;
       default:
-        return bf16 ? fa3::run_fa3<DType::bf16, 256>(m_params, m_tile, a.stream)
-                    : fa3::run_fa3<DType::fp16, 256>(m_params, m_tile, a.stream);
+        bf16 ? fa3::run_fa3<DType::bf16, 256>(m_params, m_tile, a.stream)
+             : fa3::run_fa3<DType::fp16, 256>(m_params, m_tile, a.stream);
     }
+    // The draws the launch makes: one per work item, plus each CTA's last, which finds none left
+    // (counted once it is enqueued: a launch that failed drew nothing).
+    const std::int64_t work = (m_problem.seq_q + fa3::rows_of(m_tile) - 1) / fa3::rows_of(m_tile) *
+                              m_problem.heads_q * m_problem.batch;
+    m_work_drawn += static_cast<unsigned>(work + std::min<std::int64_t>(work, m_sm_count));
 #else
     throw KernelError("fa3.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
 #endif
@@ -131,6 +149,9 @@ class Fa3Kernel final : public PreparedKernel {
  private:
   Problem m_problem;
   Tile m_tile;
+  int m_sm_count;
+  DeviceInt32Array m_work_counter;
+  unsigned m_work_drawn = 0;  // the counter's value once every launch so far has finished (mod 2^32)
   fa3::Fa3Params m_params{};
   const void* m_q = nullptr;
   const void* m_k = nullptr;
@@ -141,14 +162,17 @@ std::unique_ptr<PreparedKernel> fa3_prepare(const Problem& p, const Knobs& knobs
   require_supported(fa3_why_not(p, knobs));
   const MmaSyncDevice dev = mma_sync_device(kId);
   if (dev.major != 9 || dev.minor != 0)
-    throw Unsupported("compute capability " + std::to_string(dev.major) + "." + std::to_string(dev.minor) + ": " +
-                      kId + " is built for sm_90a (TMA, wgmma) only; use fa2.mma");
+    throw Unsupported("compute capability " + std::to_string(dev.major) + "." + std::to_string(dev.minor) +
+                      ": " + kId + " is built for sm_90a (TMA, wgmma) only; use fa2.mma");
   const Tile tile = requested_tile(p, knobs);
   const int need = fa3::smem_bytes(static_cast<int>(p.head_dim), tile);
   if (need > dev.smem_optin)
     throw Unsupported(std::string(kId) + " needs " + std::to_string(need) +
                       " bytes of shared memory a block; this GPU allows " + std::to_string(dev.smem_optin));
-  return std::make_unique<Fa3Kernel>(p, tile);
+  int device = 0, sm_count = 0;
+  ATTN_CUDA_CHECK(cudaGetDevice(&device));
+  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  return std::make_unique<Fa3Kernel>(p, tile, sm_count);
 }
 
 }  // namespace
@@ -158,7 +182,8 @@ KernelSpec make_fa3_wgmma_spec() {
   s.id = kId;
   s.description =
       "FlashAttention-3 class Hopper forward (sm_90a): TMA K/V ring on mbarriers, producer warpgroup, 2-3 "
-      "consumer warpgroups taking turns at the tensor cores, softmax overlapped with wgmma; D 64/128/256; fp16/bf16";
+      "consumer warpgroups taking turns at the tensor cores, softmax overlapped with wgmma; D 64/128/256; "
+      "fp16/bf16";
   s.backend = Backend::cuda;
   s.knobs = {
       {"bn",

@@ -1,6 +1,6 @@
-# fa3.wgmma: Hopper's TMA, mbarriers and warpgroup MMAs, so its kernels are built for sm_90a alone and
-# only when that target is in the build; otherwise its registry entry says so (ATTNSCOPE_HAS_FA3_WGMMA=0).
-if(NOT ATTNSCOPE_ENABLE_CUDA)
+#fa3.wgmma : Hopper's TMA, mbarriers and warpgroup MMAs, so its kernels are built for sm_90a alone and
+#only when that target is in the build; otherwise its registry entry says so(ATTNSCOPE_HAS_FA3_WGMMA = 0).
+if (NOT ATTNSCOPE_ENABLE_CUDA)
   return()
 endif()
 target_sources(attnscope.kernels PRIVATE ${ATTNSCOPE_FAMILY_DIR}/fa3_wgmma.cpp ${ATTNSCOPE_FAMILY_DIR}/fa3_tensor_maps.cpp)

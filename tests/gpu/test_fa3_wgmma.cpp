@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -86,6 +86,8 @@ std::vector<Fa3Case> all_cases() {
       add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
       // A long key range: 157 (D <= 128) or 313 (D = 256) tiles through the ring and the rescales.
       add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
+      // Many more work items than SMs, over batches and KV sections: each persistent CTA runs ~10.
+      add("b3_s2048_causal_gqa", make_problem(3, 24, 6, 2048, 2048, d, t, true));
       // Every compiled tile, not only the defaults: the band, tail and long-range paths.
       for (const f3::Tile& tile : tiles_of(d)) {
         std::string knob_tag = "_bn";
@@ -93,11 +95,12 @@ std::vector<Fa3Case> all_cases() {
         knob_tag += "_wg";
         knob_tag += std::to_string(tile.wgs);
         const attn::Knobs knobs = {{"bn", tile.bn}, {"warpgroups", tile.wgs}};
-        out.push_back({tag + "s1000_mqa_causal" + knob_tag, make_problem(1, 5, 1, 1000, 1000, d, t, true), knobs});
-        out.push_back({tag + "sq333_sk4097_full_gqa" + knob_tag, make_problem(2, 6, 2, 333, 4097, d, t), knobs});
         out.push_back(
-            {tag + "sq4097_sk333_win128_128" + knob_tag, make_problem(1, 3, 3, 4097, 333, d, t, false, {128, 128}),
-             knobs});
+            {tag + "s1000_mqa_causal" + knob_tag, make_problem(1, 5, 1, 1000, 1000, d, t, true), knobs});
+        out.push_back(
+            {tag + "sq333_sk4097_full_gqa" + knob_tag, make_problem(2, 6, 2, 333, 4097, d, t), knobs});
+        out.push_back({tag + "sq4097_sk333_win128_128" + knob_tag,
+                       make_problem(1, 3, 3, 4097, 333, d, t, false, {128, 128}), knobs});
       }
     }
   return out;
@@ -178,6 +181,15 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
     }
   EXPECT_EQ(f3::default_tile(128, false).bn, 176);
   EXPECT_EQ(f3::default_tile(128, true).bn, 128);
+}
+
+TEST(Fa3WgmmaSpec, WorkSectionsKeepTheirKeysAndValuesWithinL2) {
+  // D=128, Sk=8192: 4 MiB of K and V a head, so 4 heads a 16 MiB section; GQA groups of 8 share theirs.
+  EXPECT_EQ(f3::section_heads(8192, 128, 1, 256), 4);
+  EXPECT_EQ(f3::section_heads(8192, 128, 8, 256), 32);
+  EXPECT_EQ(f3::section_heads(2048, 64, 1, 1000), 32);  // 512 KiB a head
+  EXPECT_EQ(f3::section_heads(2048, 64, 1, 10), 10);    // no more than there are
+  EXPECT_EQ(f3::section_heads(1 << 22, 256, 1, 4), 1);  // one head larger than L2: one a section
 }
 
 TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
