@@ -80,7 +80,13 @@ std::string fa3_why_not(const Problem& p, const Knobs& knobs) {
     return why;
   if (!fa3::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + kId + " is compiled for 64, 128 and 256";
-  if (std::string why = first_reason({grid_shape_why_not(p, kId), tile_why_not(p, knobs)}); !why.empty())
+  if (std::string why = first_reason(
+          {grid_shape_why_not(p, kId), tile_why_not(p, knobs),
+           knob_choice_why_not(knobs, "cta_per_item", {0, 1}, kId,
+                               "takes 0 (one CTA an SM drawing work items) or 1 (one CTA a work item)"),
+           knob_choice_why_not(knobs, "section_heads", {0, 1, 2, 4, 8, 16, 32, 64}, kId,
+                               "takes 0 (the L2 rule) or a power of two up to 64")});
+      !why.empty())
     return why;
   // One grid dimension holds every (row block, head, batch).
   const Tile t = requested_tile(p, knobs);
@@ -93,8 +99,13 @@ std::string fa3_why_not(const Problem& p, const Knobs& knobs) {
 
 class Fa3Kernel final : public PreparedKernel {
  public:
-  Fa3Kernel(const Problem& p, const Tile& tile, int sm_count)
-      : m_problem(p), m_tile(tile), m_sm_count(sm_count), m_work_counter({0}) {}
+  Fa3Kernel(const Problem& p, const Tile& tile, int sm_count, const Knobs& knobs)
+      : m_problem(p),
+        m_tile(tile),
+        m_sm_count(sm_count),
+        m_persistent(knob_value(knobs, "cta_per_item") == 0),
+        m_section_heads(knob_value(knobs, "section_heads")),
+        m_work_counter({0}) {}
 
   bool writes_lse() const override { return true; }
 
@@ -102,11 +113,14 @@ class Fa3Kernel final : public PreparedKernel {
     check_scale(a, kId);
     check_io_aligned(a, kId, "TMA");
     fa2::fill_params(m_params, m_problem, a);
-    m_params.max_ctas = m_sm_count;
+    m_params.max_ctas = m_persistent ? m_sm_count : 0;
     m_params.work_counter = reinterpret_cast<unsigned*>(m_work_counter.get());
     m_params.work_base = m_work_drawn;
-    m_params.section_heads = fa3::section_heads(m_problem.seq_kv, static_cast<int>(m_problem.head_dim),
-                                                m_params.group, m_problem.heads_q * m_problem.batch);
+    m_params.section_heads =
+        m_section_heads > 0
+            ? static_cast<int>(std::min<std::int64_t>(m_section_heads, m_problem.heads_q * m_problem.batch))
+            : fa3::section_heads(m_problem.seq_kv, static_cast<int>(m_problem.head_dim), m_params.group,
+                                 m_problem.heads_q * m_problem.batch);
     // The maps hold the base addresses: encoded again only when the buffers move.
     if (a.q != m_q || a.k != m_k || a.v != m_v) {
       const Problem& pr = m_problem;
@@ -140,7 +154,8 @@ class Fa3Kernel final : public PreparedKernel {
     // (counted once it is enqueued: a launch that failed drew nothing).
     const std::int64_t work = (m_problem.seq_q + fa3::rows_of(m_tile) - 1) / fa3::rows_of(m_tile) *
                               m_problem.heads_q * m_problem.batch;
-    m_work_drawn += static_cast<unsigned>(work + std::min<std::int64_t>(work, m_sm_count));
+    m_work_drawn +=
+        static_cast<unsigned>(work + std::min<std::int64_t>(work, m_params.max_ctas > 0 ? m_sm_count : work));
 #else
     throw KernelError("fa3.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
 #endif
@@ -150,6 +165,8 @@ class Fa3Kernel final : public PreparedKernel {
   Problem m_problem;
   Tile m_tile;
   int m_sm_count;
+  bool m_persistent;
+  int m_section_heads;  // 0: the traits' rule
   DeviceInt32Array m_work_counter;
   unsigned m_work_drawn = 0;  // the counter's value once every launch so far has finished (mod 2^32)
   fa3::Fa3Params m_params{};
@@ -172,7 +189,7 @@ std::unique_ptr<PreparedKernel> fa3_prepare(const Problem& p, const Knobs& knobs
   int device = 0, sm_count = 0;
   ATTN_CUDA_CHECK(cudaGetDevice(&device));
   ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  return std::make_unique<Fa3Kernel>(p, tile, sm_count);
+  return std::make_unique<Fa3Kernel>(p, tile, sm_count, knobs);
 }
 
 }  // namespace
@@ -195,6 +212,16 @@ KernelSpec make_fa3_wgmma_spec() {
        {0, 2, 3},
        0,
        "consumer warpgroups of 64 query rows (0 = default: 3 at D=64, else 2); 3 is compiled for D=64"},
+      {"cta_per_item",
+       {0, 1},
+       0,
+       "0 = persistent: one CTA an SM drawing work items from a counter (default); 1 = one CTA a work item, "
+       "dispatched by the hardware in the same order"},
+      {"section_heads",
+       {0, 1, 2, 4, 8, 16, 32, 64},
+       0,
+       "(batch, head) pairs a section of the work order, heaviest row block first inside it (0 = as many "
+       "as keep their K and V within 16 MiB of L2; 1 = one head's row blocks after another)"},
   };
   s.why_not = fa3_why_not;
   s.prepare = fa3_prepare;
