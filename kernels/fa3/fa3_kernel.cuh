@@ -91,45 +91,28 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], const Fa3Para
         }
     }
   }
-  // The row max and row sum run in kChains independent chains per row (then combined): one serial
-  // chain of bn / 2 dependent FMNMX or FADD instructions would put its full latency on the softmax,
-  // which the other warpgroups' GEMMs must cover.
-  constexpr int kChains = 4;
-  float mx[2][kChains];
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr)
-#pragma unroll
-    for (int k = 0; k < kChains; ++k) mx[hr][k] = kNegInf;  // on raw scores: the scale is positive
-#pragma unroll
-  for (int j = 0; j < kBlocks; ++j)
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr)
-      mx[hr][j % kChains] = fmaxf(mx[hr][j % kChains], fmaxf(s[4 * j + 2 * hr], s[4 * j + 2 * hr + 1]));
-  float ref[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
-    float m = fmaxf(fmaxf(mx[hr][0], mx[hr][1]), fmaxf(mx[hr][2], mx[hr][3]));
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-    const float m_new = fmaxf(st.max[hr], m * p.scale_log2);
-    ref[hr] = m_new == kNegInf ? 0.0f : m_new;  // no visible key yet: every exp2 is 0
-    alpha[hr] = exp2_approx(st.max[hr] - ref[hr]);
+    float mx = kNegInf;  // on raw scores: the scale is positive
+#pragma unroll
+    for (int j = 0; j < kBlocks; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hr], s[4 * j + 2 * hr + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(st.max[hr], mx * p.scale_log2);
+    const float ref = m_new == kNegInf ? 0.0f : m_new;  // no visible key yet: every exp2 is 0
+    alpha[hr] = exp2_approx(st.max[hr] - ref);
     st.max[hr] = m_new;
-  }
-  float sum[2][kChains] = {};
+    float tile_sum = 0.0f;
 #pragma unroll
-  for (int j = 0; j < kBlocks; ++j)
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr)
+    for (int j = 0; j < kBlocks; ++j)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         float& x = s[4 * j + 2 * hr + c];
-        x = exp2_approx(fmaf(x, p.scale_log2, -ref[hr]));
-        sum[hr][j % kChains] += x;
+        x = exp2_approx(fmaf(x, p.scale_log2, -ref));
+        tile_sum += x;
       }
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr)
-    st.sum[hr] = st.sum[hr] * alpha[hr] + ((sum[hr][0] + sum[hr][1]) + (sum[hr][2] + sum[hr][3]));
+    st.sum[hr] = st.sum[hr] * alpha[hr] + tile_sum;
+  }
 }
 
 // P = the softmax's exponentials as 16-bit pairs in wgmma's A-fragment order (k16 slice kk: (g, keys
