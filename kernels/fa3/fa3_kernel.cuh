@@ -193,8 +193,9 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   const int n_work = m_blocks * p.heads_q * p.batch;
   // Persistent: each CTA's producer takes the next item of the ordered list from a global counter
   // (dynamic: a CTA that drew light causal blocks takes more of them) and runs ahead into it (its Q
-  // and first K/V tiles) while the consumers finish the last one's epilogue. The counter is never
-  // reset: the host advances p.work_base by the n_work + gridDim.x draws each launch makes.
+  // and first K/V tiles) while the consumers finish the last one's epilogue. The launch leaves the
+  // counters at zero (the last CTA to stop drawing resets them), so each launch, a CUDA graph's
+  // replays included, starts from an empty count.
   const auto key_tiles_of = [&](const WorkItem& wi) {
     return ffpa::key_tiles(p, wi.m_block * kBlockM, kBlockM, BN);
   };
@@ -224,8 +225,17 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       std::uint32_t free_parity = 1, q_free_parity = 1;  // fresh buffers count as released
 #pragma unroll 1
       while (true) {
-        const unsigned drawn = atomicAdd(p.work_counter, 1u) - p.work_base;
+        const unsigned drawn = atomicAdd(&p.work_counter[0], 1u);
         const int w = drawn < static_cast<unsigned>(n_work) ? static_cast<int>(drawn) : n_work;
+        if (w == n_work) {
+          // This CTA's last draw. Once every CTA has made its own, nobody draws again: the last one
+          // to get here zeroes both counters for the next launch.
+          __threadfence();
+          if (atomicAdd(&p.work_counter[1], 1u) == gridDim.x - 1) {
+            atomicExch(&p.work_counter[0], 0u);
+            atomicExch(&p.work_counter[1], 0u);
+          }
+        }
         const WorkItem wi = work_item(p, w < n_work ? w : 0, m_blocks);
         const ffpa::KeyTiles keys = key_tiles_of(wi);
         const int n_tiles = w < n_work ? keys.n_hi - keys.n_lo : 0;

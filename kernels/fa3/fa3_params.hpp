@@ -11,10 +11,9 @@ namespace attn::fa3 {
 struct Fa3Params : fa2::Fa2Params {
   int section_heads = 1;  // (batch, head) pairs a section of the work order (fa3_traits.hpp)
   int max_ctas = 0;       // persistent CTAs: at most this many (the SM count); 0 = one a work item
-  // The work counter CTAs draw items from (never reset) and its value when this launch starts: each
-  // launch draws n_work + CTAs times (every CTA's last draw finds the list empty).
+  // [0]: the next work item to draw; [1]: CTAs that have stopped drawing. Zero before and after every
+  // launch (the kernel resets them).
   unsigned* work_counter = nullptr;
-  unsigned work_base = 0;
   CUtensorMap q_map;  // [B, Sq, Hq, D]: boxes of 128 rows x 64 columns
   CUtensorMap k_map;  // [B, Sk, Hkv, D]: boxes of bn keys x 64 columns
   CUtensorMap v_map;

@@ -105,7 +105,7 @@ class Fa3Kernel final : public PreparedKernel {
         m_sm_count(sm_count),
         m_persistent(knob_value(knobs, "cta_per_item") == 0),
         m_section_heads(knob_value(knobs, "section_heads")),
-        m_work_counter({0}) {}
+        m_work_counter({0, 0}) {}
 
   bool writes_lse() const override { return true; }
 
@@ -115,7 +115,6 @@ class Fa3Kernel final : public PreparedKernel {
     fa2::fill_params(m_params, m_problem, a);
     m_params.max_ctas = m_persistent ? m_sm_count : 0;
     m_params.work_counter = reinterpret_cast<unsigned*>(m_work_counter.get());
-    m_params.work_base = m_work_drawn;
     m_params.section_heads =
         m_section_heads > 0
             ? static_cast<int>(std::min<std::int64_t>(m_section_heads, m_problem.heads_q * m_problem.batch))
@@ -150,12 +149,6 @@ class Fa3Kernel final : public PreparedKernel {
         bf16 ? fa3::run_fa3<DType::bf16, 256>(m_params, m_tile, a.stream)
              : fa3::run_fa3<DType::fp16, 256>(m_params, m_tile, a.stream);
     }
-    // The draws the launch makes: one per work item, plus each CTA's last, which finds none left
-    // (counted once it is enqueued: a launch that failed drew nothing).
-    const std::int64_t work = (m_problem.seq_q + fa3::rows_of(m_tile) - 1) / fa3::rows_of(m_tile) *
-                              m_problem.heads_q * m_problem.batch;
-    m_work_drawn +=
-        static_cast<unsigned>(work + std::min<std::int64_t>(work, m_params.max_ctas > 0 ? m_sm_count : work));
 #else
     throw KernelError("fa3.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
 #endif
@@ -168,7 +161,6 @@ class Fa3Kernel final : public PreparedKernel {
   bool m_persistent;
   int m_section_heads;  // 0: the traits' rule
   DeviceInt32Array m_work_counter;
-  unsigned m_work_drawn = 0;  // the counter's value once every launch so far has finished (mod 2^32)
   fa3::Fa3Params m_params{};
   const void* m_q = nullptr;
   const void* m_k = nullptr;

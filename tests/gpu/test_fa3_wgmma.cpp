@@ -6,9 +6,12 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -133,6 +136,49 @@ TEST_P(Fa3WgmmaTest, MatchesOracleWithinTwiceCudnn) {
 std::string case_name(const ::testing::TestParamInfo<Fa3Case>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(Fa3, Fa3WgmmaTest, ::testing::ValuesIn(all_cases()), case_name);
+
+// The work counter is zero before and after every launch: repeated launches and the replays of a CUDA
+// graph holding two launches (the timer's --graphs protocol) all compute every item, bit for bit the
+// same O. A counter left behind by a launch would make later CTAs find the list empty and leave O's
+// poison in place.
+TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
+  ATTN_SKIP_WITHOUT_GPU();
+  std::string why_skip;
+  const attn::KernelSpec* spec = fa3_spec(why_skip);
+  if (spec == nullptr) GTEST_SKIP() << why_skip;
+  const Problem p = make_problem(2, 16, 4, 2048, 2048, 128, DType::fp16, true);  // 512 items, causal
+  const Inputs in = make_inputs(p, 11u);
+  std::unique_ptr<attn::PreparedKernel> kernel = spec->prepare(p, {});
+  TestStream stream;
+  ASSERT_NE(stream.get(), nullptr);
+  const attn::DeviceBuffer dq = attn::upload(in.q.values, p.dtype, stream.get());
+  const attn::DeviceBuffer dk = attn::upload(in.k.values, p.dtype, stream.get());
+  const attn::DeviceBuffer dv = attn::upload(in.v.values, p.dtype, stream.get());
+  const attn::CaseBuffers b = attn::allocate_case_buffers(p, *kernel);
+  const attn::AttentionArgs args = attn::make_args(p, dq.get(), dk.get(), dv.get(), b, stream.get());
+  const auto n = static_cast<std::size_t>(p.o_elems());
+  attn::run_once(*kernel, args, b);
+  const std::vector<float> first = attn::download(b.o, p.dtype, n, stream.get());
+  ASSERT_TRUE(std::all_of(first.begin(), first.end(), [](float x) { return std::isfinite(x); }));
+  for (int launch = 0; launch < 3; ++launch) {
+    attn::run_once(*kernel, args, b);
+    EXPECT_EQ(attn::download(b.o, p.dtype, n, stream.get()), first) << "launch " << launch + 2;
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_CUDA(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+  kernel->run(args);
+  kernel->run(args);
+  ASSERT_CUDA(cudaStreamEndCapture(stream.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    attn::poison(b, stream.get());
+    ASSERT_CUDA(cudaGraphLaunch(exec, stream.get()));
+    EXPECT_EQ(attn::download(b.o, p.dtype, n, stream.get()), first) << "graph replay " << replay + 1;
+  }
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+}
 
 // Host-only from here.
 
