@@ -29,6 +29,7 @@
 #include "kernels/fa2/fa2_head_offsets.cuh"
 #include "kernels/fa3/fa3_params.hpp"
 #include "kernels/fa3/fa3_traits.hpp"
+#include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
 
 namespace attn::fa3 {
@@ -142,23 +143,6 @@ __device__ __forceinline__ void scale_rows(float (&o)[N], const float (&f)[2]) {
   for (int i = 0; i < N; ++i) o[i] *= f[(i / 2) % 2];
 }
 
-// Work item w of the launch's ordered list (row block, head, batch): heads are grouped into sections
-// whose K and V fit in L2 together (p.section_heads of them); sections run one after another, and
-// inside a section row blocks run from the last (the most keys under a causal mask) down, each over
-// the section's heads, so the heaviest work starts first while the K/V being read stays in L2.
-struct WorkItem {
-  int m_block, h, b;
-};
-__device__ __forceinline__ WorkItem work_item(const Fa3Params& p, int w, int m_blocks) {
-  const int heads_batch = p.heads_q * p.batch;
-  const int section = w / (p.section_heads * m_blocks);
-  const int first = section * p.section_heads;
-  const int heads = min(p.section_heads, heads_batch - first);
-  const int i = w - first * m_blocks;
-  const int hb = first + i % heads;
-  return {m_blocks - 1 - i / heads, hb % p.heads_q, hb / p.heads_q};
-}
-
 template <typename T, int D, int BN, int Stages, int WGs>
 __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
@@ -236,7 +220,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
             atomicExch(&p.work_counter[1], 0u);
           }
         }
-        const WorkItem wi = work_item(p, w < n_work ? w : 0, m_blocks);
+        const WorkItem wi = work_item(w < n_work ? w : 0, m_blocks, p.heads_q, p.batch, p.section_heads);
         const ffpa::KeyTiles keys = key_tiles_of(wi);
         const int n_tiles = w < n_work ? keys.n_hi - keys.n_lo : 0;
         tma::mbar_wait(q_empty, q_free_parity);
@@ -311,7 +295,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     q_parity ^= 1u;
     const int w = work_slot;
     if (w >= n_work) break;
-    const WorkItem wi = work_item(p, w, m_blocks);
+    const WorkItem wi = work_item(w, m_blocks, p.heads_q, p.batch, p.section_heads);
     const ffpa::KeyTiles keys = key_tiles_of(wi);
     const int n_tiles = keys.n_hi - keys.n_lo;
     if (n_tiles <= 0) release(q_empty);  // read the item; no Q K^T will follow
@@ -446,7 +430,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     }
 
     // ---- epilogue: the full row sums, O / l, LSE.
-    const WorkItem we = work_item(p, w, m_blocks);
+    const WorkItem we = work_item(w, m_blocks, p.heads_q, p.batch, p.section_heads);
     T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, we.b, we.h, D);
     float l[2];
 #pragma unroll

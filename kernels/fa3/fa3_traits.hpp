@@ -62,15 +62,4 @@ constexpr int smem_bytes(int d, const Tile& t) {
   return kAlignSlack + q_bytes(d, t) + 2 * t.stages * kv_slot_bytes(d, t.bn) + barrier_bytes(t.stages);
 }
 
-// Work items run in sections of this many (batch, head) pairs, heaviest row block first inside a
-// section (fa3_kernel.cuh, work_item): the section's K and V, kL2SectionBytes at most, stay in L2 while
-// its row blocks read them. Query heads of one GQA group share their K and V.
-inline constexpr long long kL2SectionBytes = 16ll << 20;  // a third of the H100's 50 MiB L2
-constexpr int section_heads(long long seq_kv, int d, int group, long long heads_batch) {
-  const long long kv_bytes = seq_kv * d * 2 * 2 / (group > 0 ? group : 1);
-  long long n = kv_bytes > 0 ? kL2SectionBytes / kv_bytes : heads_batch;
-  if (n > heads_batch) n = heads_batch;
-  return static_cast<int>(n < 1 ? 1 : n);
-}
-
 }  // namespace attn::fa3

@@ -22,6 +22,7 @@
 #include "kernels/fa3/fa3_params.hpp"
 #include "kernels/fa3/fa3_tensor_maps.hpp"
 #include "kernels/fa3/fa3_traits.hpp"
+#include "kernels/fa3/fa3_work_order.hpp"
 
 namespace attn {
 

@@ -18,6 +18,7 @@
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/fa3/fa3_tensor_maps.hpp"
 #include "kernels/fa3/fa3_traits.hpp"
+#include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/registry.hpp"
 #include "tests/support/cudnn_tolerance.hpp"
 #include "tests/support/gpu_probe.hpp"
@@ -236,6 +237,41 @@ TEST(Fa3WgmmaSpec, WorkSectionsKeepTheirKeysAndValuesWithinL2) {
   EXPECT_EQ(f3::section_heads(2048, 64, 1, 1000), 32);  // 512 KiB a head
   EXPECT_EQ(f3::section_heads(2048, 64, 1, 10), 10);    // no more than there are
   EXPECT_EQ(f3::section_heads(1 << 22, 256, 1, 4), 1);  // one head larger than L2: one a section
+}
+
+// Every (row block, head, batch) exactly once; inside a section (per_section heads, the last one
+// shorter) row blocks from the last down, each over the section's heads, and sections in head order.
+TEST(Fa3WgmmaSpec, WorkListIsEveryItemOnceHeaviestFirstBySection) {
+  struct Shape {
+    int m_blocks, heads_q, batch, per_section;
+  };
+  for (const Shape& sh : {Shape{64, 16, 2, 4}, Shape{16, 16, 8, 16}, Shape{33, 5, 3, 4}, Shape{1, 1, 1, 1},
+                          Shape{7, 3, 1, 2}, Shape{5, 4, 1, 64}}) {
+    const std::string what = "m_blocks " + std::to_string(sh.m_blocks) + ", heads " +
+                             std::to_string(sh.heads_q) + " x " + std::to_string(sh.batch) + ", section " +
+                             std::to_string(sh.per_section);
+    const int pairs = sh.heads_q * sh.batch, n = sh.m_blocks * pairs;
+    const int per_section = std::min(sh.per_section, pairs);  // as the kernel's caller clamps it
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    int prev_section = -1, prev_m = 0;
+    for (int w = 0; w < n; ++w) {
+      const f3::WorkItem it = f3::work_item(w, sh.m_blocks, sh.heads_q, sh.batch, per_section);
+      ASSERT_TRUE(it.m_block >= 0 && it.m_block < sh.m_blocks && it.h >= 0 && it.h < sh.heads_q &&
+                  it.b >= 0 && it.b < sh.batch)
+          << what << ", item " << w;
+      ++seen[static_cast<std::size_t>((it.b * sh.heads_q + it.h) * sh.m_blocks + it.m_block)];
+      const int section = (it.b * sh.heads_q + it.h) / per_section;
+      if (section == prev_section) {
+        EXPECT_LE(it.m_block, prev_m) << what << ", item " << w;
+      } else {
+        EXPECT_EQ(section, prev_section + 1) << what << ", item " << w;
+        EXPECT_EQ(it.m_block, sh.m_blocks - 1) << what << ": a section starts with its heaviest row block";
+      }
+      prev_section = section;
+      prev_m = it.m_block;
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), n) << what;
+  }
 }
 
 TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
