@@ -13,9 +13,11 @@
 //   runs while P V of j-1 is still in flight (O is rescaled after it lands);
 //   between the warpgroups, named barriers pass the right to issue wgmmas round-robin (ping-pong with
 //   two), so one warpgroup's softmax runs under the others' GEMMs.
-// Key tiles run from the highest down, so the masked diagonal tile of a causal row block comes
-// first; row blocks run heaviest first. Keys past Sk and rows past Sq arrive as zeros from TMA and
-// are masked (keys) or not stored (rows).
+// Persistent: one CTA an SM; its producer draws work items (row block, head, batch) from a global
+// counter in the order of fa3_work_order.hpp (heaviest row blocks first, heads in L2-sized sections)
+// and starts the next item's loads while the consumers finish the last one. Key tiles run from the
+// highest down, so the masked diagonal tile of a causal row block comes first. Keys past Sk and rows
+// past Sq arrive as zeros from TMA and are masked (keys) or not stored (rows).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

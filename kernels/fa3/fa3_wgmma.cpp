@@ -1,8 +1,10 @@
 // fa3.wgmma: the registry entry of the FlashAttention-3 class Hopper forward (kernels/fa3/, sm_90a):
 // TMA loads into an mbarrier-guarded K/V ring fed by a producer warpgroup, two or three consumer
 // warpgroups taking turns to issue their wgmmas, Q K^T of tile j overlapped with the softmax and P V
-// of tile j - 1. Knobs bn and warpgroups pick a compiled tile (fa3_traits.hpp says why the defaults).
-// fp16 and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk, any S.
+// of tile j - 1, persistent CTAs drawing a heaviest-first work list. Knobs bn and warpgroups pick a
+// compiled tile (fa3_traits.hpp says why the defaults); cta_per_item and section_heads change the work
+// order (fa3_work_order.hpp). fp16 and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk,
+// any S.
 #include <cuda_runtime.h>
 
 #include <algorithm>
