@@ -239,23 +239,22 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         for (int c = 0; c < kChunks; ++c)
           tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk,
                             wi.h, wi.m_block * kBlockM, wi.b);
+        // One K or V tile into its ring slot, once the consumers have released the slot.
+        const auto load_kv = [&](const CUtensorMap* map, std::uint32_t ring, std::uint32_t full,
+                                 std::uint32_t empty, int key0) {
+          const std::uint32_t dst = ring + static_cast<std::uint32_t>(stage * kSlotBytes);
+          tma::mbar_wait(empty, free_parity);
+          tma::mbar_arrive_expect_tx(full, kSlotBytes);
+#pragma unroll
+          for (int c = 0; c < kChunks; ++c)
+            tma::load_tile_4d(dst + static_cast<std::uint32_t>(c * kKvChunkBytes), map, full, c * kChunk, hkv,
+                              key0, wi.b);
+        };
 #pragma unroll 1
         for (int it = 0; it < n_tiles; ++it) {
           const int key0 = (keys.n_hi - 1 - it) * BN;
-          const std::uint32_t k_dst = k_s + static_cast<std::uint32_t>(stage * kSlotBytes);
-          const std::uint32_t v_dst = v_s + static_cast<std::uint32_t>(stage * kSlotBytes);
-          tma::mbar_wait(k_empty(stage), free_parity);
-          tma::mbar_arrive_expect_tx(k_full(stage), kSlotBytes);
-#pragma unroll
-          for (int c = 0; c < kChunks; ++c)
-            tma::load_tile_4d(k_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.k_map, k_full(stage),
-                              c * kChunk, hkv, key0, wi.b);
-          tma::mbar_wait(v_empty(stage), free_parity);
-          tma::mbar_arrive_expect_tx(v_full(stage), kSlotBytes);
-#pragma unroll
-          for (int c = 0; c < kChunks; ++c)
-            tma::load_tile_4d(v_dst + static_cast<std::uint32_t>(c * kKvChunkBytes), &p.v_map, v_full(stage),
-                              c * kChunk, hkv, key0, wi.b);
+          load_kv(&p.k_map, k_s, k_full(stage), k_empty(stage), key0);
+          load_kv(&p.v_map, v_s, v_full(stage), v_empty(stage), key0);
           if (++stage == Stages) {
             stage = 0;
             free_parity ^= 1u;

@@ -23,7 +23,7 @@
 #include "kernels/api/select_file.hpp"
 #include "kernels/fa2/fa2_traits.hpp"
 #include "kernels/registry.hpp"
-#include "tests/support/cudnn_tolerance.hpp"
+#include "tests/support/fa2_family_suite.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
 
@@ -49,24 +49,9 @@ std::vector<Fa2Case> all_cases() {
   std::vector<Fa2Case> out;
   for (int d : attn::fa2::kHeadDims)
     for (DType t : {DType::fp16, DType::bf16}) {
-      std::string tag = "d";
-      tag += std::to_string(d);
-      tag += '_';
-      tag += attn::to_string(t);
-      tag += '_';
+      const std::string tag = shape_tag(d, t);
       auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p}); };
-      add("s1", make_problem(1, 3, 3, 1, 1, d, t));
-      add("s1_causal", make_problem(3, 1, 1, 1, 1, d, t, true));
-      add("s17_causal_odd", make_problem(3, 5, 5, 17, 17, d, t, true));
-      add("s128_gqa32_4", make_problem(1, 32, 4, 128, 128, d, t));
-      add("s1000_mqa_causal", make_problem(1, 5, 1, 1000, 1000, d, t, true));
-      add("s1000_win64_0", make_problem(1, 3, 3, 1000, 1000, d, t, false, {64, 0}));
-      add("s1000_win128_128_gqa", make_problem(1, 32, 4, 1000, 1000, d, t, false, {128, 128}));
-      add("sq1000_sk128_causal", make_problem(1, 3, 1, 1000, 128, d, t, true));  // 872 rows see no key
-      add("sq128_sk1000_causal", make_problem(3, 1, 1, 128, 1000, d, t, true));
-      add("sq17_sk4097_win128_128", make_problem(1, 3, 3, 17, 4097, d, t, false, {128, 128}));
-      add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
-      add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
+      for (const NamedProblem& s : fa2_family_shapes(d, t)) add(s.name, s.problem);
       // NSA's compressed branch (Sk = its blocks): overlapping (32, 16) and disjoint (64, 64).
       auto compressed = [&](std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t l,
                             std::int64_t s) {
@@ -99,22 +84,9 @@ class Fa2MmaTest : public ::testing::TestWithParam<Fa2Case> {};
 TEST_P(Fa2MmaTest, MatchesOracleWithinTwiceCudnn) {
   ATTN_SKIP_WITHOUT_GPU();
   const Problem& p = GetParam().problem;
-  ASSERT_EQ(p.validate(), "");
   // A fresh draw per case: the seed follows the case's shape and mask.
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()));
-  OracleRun run;
-  run_against_oracle(attn::make_fa2_mma_spec(), p, {}, seed, run);
-  if (HasFatalFailure()) return;
-
-  CudnnTolerance tol;
-  twice_cudnn_tolerance(p, run, tol);
-  if (HasFatalFailure()) return;
-  std::cout << "[fa2.mma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << run.err.rel_l2
-            << ", cudnn " << tol.dnn_err << ", tol " << tol.tol << " (" << tol.rule << "), LSE max abs "
-            << run.err.lse_max_abs << ", empty rows " << run.empty_rows << ", rows checked "
-            << run.ref.rows.size() << "\n";
-  EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
-  EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+  expect_within_twice_cudnn(attn::make_fa2_mma_spec(), p, {}, seed, GetParam().name);
 }
 
 std::string case_name(const ::testing::TestParamInfo<Fa2Case>& info) { return info.param.name; }

@@ -20,7 +20,7 @@
 #include "kernels/fa3/fa3_traits.hpp"
 #include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/registry.hpp"
-#include "tests/support/cudnn_tolerance.hpp"
+#include "tests/support/fa2_family_suite.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/kernel_harness.hpp"
 
@@ -32,26 +32,8 @@ namespace f3 = attn::fa3;
 
 using namespace attn::test;  // NOLINT(google-build-using-namespace): the shared harness
 
-// The registered spec, or a skip reason: the kernels exist only in builds with the sm_90a target,
-// and run only on a compute capability 9.0 GPU.
 const attn::KernelSpec* fa3_spec(std::string& why) {
-  const attn::KernelSpec* spec = attn::find_kernel("fa3.wgmma");
-  if (spec == nullptr || !ATTNSCOPE_HAS_FA3_WGMMA) {
-    why = "fa3.wgmma not built: CMAKE_CUDA_ARCHITECTURES has no 90a target";
-    return nullptr;
-  }
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    why = "cannot query the GPU";
-    return nullptr;
-  }
-  if (major != 9 || minor != 0) {
-    why = "GPU is sm_" + std::to_string(major * 10 + minor) + "; fa3.wgmma runs on sm_90a only";
-    return nullptr;
-  }
-  return spec;
+  return attn::sm90a_kernel("fa3.wgmma", ATTNSCOPE_HAS_FA3_WGMMA, why);
 }
 
 struct Fa3Case {
@@ -70,24 +52,9 @@ std::vector<Fa3Case> all_cases() {
   std::vector<Fa3Case> out;
   for (int d : f3::kHeadDims)
     for (DType t : {DType::fp16, DType::bf16}) {
-      std::string tag = "d";
-      tag += std::to_string(d);
-      tag += '_';
-      tag += attn::to_string(t);
-      tag += '_';
+      const std::string tag = shape_tag(d, t);
       auto add = [&](const std::string& n, const Problem& p) { out.push_back({tag + n, p, {}}); };
-      add("s1", make_problem(1, 3, 3, 1, 1, d, t));
-      add("s1_causal", make_problem(3, 1, 1, 1, 1, d, t, true));
-      add("s17_causal_odd", make_problem(3, 5, 5, 17, 17, d, t, true));
-      add("s128_gqa32_4", make_problem(1, 32, 4, 128, 128, d, t));
-      add("s1000_mqa_causal", make_problem(1, 5, 1, 1000, 1000, d, t, true));
-      add("s1000_win64_0", make_problem(1, 3, 3, 1000, 1000, d, t, false, {64, 0}));
-      add("s1000_win128_128_gqa", make_problem(1, 32, 4, 1000, 1000, d, t, false, {128, 128}));
-      add("sq1000_sk128_causal", make_problem(1, 3, 1, 1000, 128, d, t, true));  // 872 rows see no key
-      add("sq128_sk1000_causal", make_problem(3, 1, 1, 128, 1000, d, t, true));
-      add("sq17_sk4097_win128_128", make_problem(1, 3, 3, 17, 4097, d, t, false, {128, 128}));
-      add("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
-      add("s4097_causal_gqa", make_problem(1, 32, 4, 4097, 4097, d, t, true));
+      for (const NamedProblem& s : fa2_family_shapes(d, t)) add(s.name, s.problem);
       // A long key range: 157 (D <= 128) or 313 (D = 256) tiles through the ring and the rescales.
       add("sq64_sk20000_causal_gqa", make_problem(1, 2, 1, 64, 20000, d, t, true));
       // Many more work items than SMs, over batches and KV sections: each persistent CTA runs ~10.
@@ -118,20 +85,8 @@ TEST_P(Fa3WgmmaTest, MatchesOracleWithinTwiceCudnn) {
   const attn::KernelSpec* spec = fa3_spec(why_skip);
   if (spec == nullptr) GTEST_SKIP() << why_skip;
   const Problem& p = GetParam().problem;
-  ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 3u);
-  OracleRun run;
-  run_against_oracle(*spec, p, GetParam().knobs, seed, run);
-  if (HasFatalFailure()) return;
-  CudnnTolerance tol;
-  twice_cudnn_tolerance(p, run, tol);
-  if (HasFatalFailure()) return;
-  std::cout << "[fa3.wgmma] " << GetParam().name << " (" << p.full_label() << "): rel_l2 " << run.err.rel_l2
-            << ", cudnn " << tol.dnn_err << ", tol " << tol.tol << " (" << tol.rule << "), LSE max abs "
-            << run.err.lse_max_abs << ", empty rows " << run.empty_rows << ", rows checked "
-            << run.ref.rows.size() << "\n";
-  EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
-  EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+  expect_within_twice_cudnn(*spec, p, GetParam().knobs, seed, GetParam().name);
 }
 
 std::string case_name(const ::testing::TestParamInfo<Fa3Case>& info) { return info.param.name; }

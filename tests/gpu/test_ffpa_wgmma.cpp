@@ -37,26 +37,9 @@ namespace fw = attn::ffpa_wgmma;
 
 using namespace attn::test;  // NOLINT(google-build-using-namespace): the shared harness
 
-// The registered spec, or a skip reason: the kernels exist only in builds with the sm_90a target,
-// and run only on a compute capability 9.0 GPU.
 const attn::KernelSpec* wgmma_spec(bool acc_f16, std::string& why) {
-  const attn::KernelSpec* spec = attn::find_kernel(acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32");
-  if (spec == nullptr || !ATTNSCOPE_HAS_FFPA_WGMMA) {
-    why = "ffpa.wgmma not built: CMAKE_CUDA_ARCHITECTURES has no 90a target";
-    return nullptr;
-  }
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    why = "cannot query the GPU";
-    return nullptr;
-  }
-  if (major != 9 || minor != 0) {
-    why = "GPU is sm_" + std::to_string(major * 10 + minor) + "; ffpa.wgmma runs on sm_90a only";
-    return nullptr;
-  }
-  return spec;
+  return attn::sm90a_kernel(acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32", ATTNSCOPE_HAS_FFPA_WGMMA,
+                            why);
 }
 
 struct WgmmaCase {
