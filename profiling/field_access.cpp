@@ -76,30 +76,6 @@ std::string set_pass(CaseResult& c, const FieldValue& v) {
   return {};
 }
 
-FieldValue get_window_left(const CaseResult& c) { return c.problem.window.left; }
-std::string set_window_left(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.window.left);
-}
-FieldValue get_window_right(const CaseResult& c) { return c.problem.window.right; }
-std::string set_window_right(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.window.right);
-}
-FieldValue get_compress_block(const CaseResult& c) { return c.problem.compress.block; }
-std::string set_compress_block(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.compress.block);
-}
-FieldValue get_compress_stride(const CaseResult& c) { return c.problem.compress.stride; }
-std::string set_compress_stride(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.compress.stride);
-}
-FieldValue get_select_block(const CaseResult& c) { return c.problem.select.block; }
-std::string set_select_block(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.select.block);
-}
-FieldValue get_select_count(const CaseResult& c) { return c.problem.select.count; }
-std::string set_select_count(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.select.count);
-}
 FieldValue get_select_seed(const CaseResult& c) { return static_cast<std::int64_t>(c.problem.select.seed); }
 std::string set_select_seed(CaseResult& c, const FieldValue& v) {
   std::int64_t seed = 0;
@@ -107,12 +83,6 @@ std::string set_select_seed(CaseResult& c, const FieldValue& v) {
   if (seed < 0) return "a seed >= 0, got " + std::to_string(seed);
   c.problem.select.seed = static_cast<std::uint64_t>(seed);
   return {};
-}
-FieldValue get_select_file(const CaseResult& c) {
-  return c.problem.select.from_file() ? FieldValue{c.problem.select.file} : FieldValue{};
-}
-std::string set_select_file(CaseResult& c, const FieldValue& v) {
-  return from_value(v, c.problem.select.file);
 }
 
 }  // namespace attn::field_access

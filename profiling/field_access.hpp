@@ -115,6 +115,23 @@ std::string set_problem(CaseResult& c, const FieldValue& v) {
   return from_value(v, c.problem.*M);
 }
 
+// Member M of the problem's part P (window, compress, select).
+template <auto P, auto M>
+FieldValue get_problem_part(const CaseResult& c) {
+  return to_value((c.problem.*P).*M);
+}
+template <auto P, auto M>
+std::string set_problem_part(CaseResult& c, const FieldValue& v) {
+  return from_value(v, (c.problem.*P).*M);
+}
+// A text member of the problem's part P, omitted while empty.
+template <auto P, auto M>
+FieldValue get_problem_part_text(const CaseResult& c) {
+  const std::string& text = (c.problem.*P).*M;
+  if (text.empty()) return std::monostate{};
+  return text;
+}
+
 // A metric of the case's aggregate (metrics.<name>).
 template <auto M>
 FieldValue get_metric(const CaseResult& c) {
@@ -141,21 +158,7 @@ FieldValue get_dtype(const CaseResult& c);
 FieldValue get_pass(const CaseResult& c);
 std::string set_pass(CaseResult& c, const FieldValue& v);
 std::string set_dtype(CaseResult& c, const FieldValue& v);
-FieldValue get_window_left(const CaseResult& c);
-std::string set_window_left(CaseResult& c, const FieldValue& v);
-FieldValue get_window_right(const CaseResult& c);
-std::string set_window_right(CaseResult& c, const FieldValue& v);
-FieldValue get_compress_block(const CaseResult& c);
-std::string set_compress_block(CaseResult& c, const FieldValue& v);
-FieldValue get_compress_stride(const CaseResult& c);
-std::string set_compress_stride(CaseResult& c, const FieldValue& v);
-FieldValue get_select_block(const CaseResult& c);
-std::string set_select_block(CaseResult& c, const FieldValue& v);
-FieldValue get_select_count(const CaseResult& c);
-std::string set_select_count(CaseResult& c, const FieldValue& v);
 FieldValue get_select_seed(const CaseResult& c);
 std::string set_select_seed(CaseResult& c, const FieldValue& v);
-FieldValue get_select_file(const CaseResult& c);
-std::string set_select_file(CaseResult& c, const FieldValue& v);
 
 }  // namespace attn::field_access
