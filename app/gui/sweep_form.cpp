@@ -24,23 +24,9 @@ std::string join(const std::vector<std::string>& v, const char* sep = ",") {
   return s;
 }
 
-template <class T, class F>
-std::string join_map(const std::vector<T>& v, F f, const char* sep = ",") {
-  std::vector<std::string> parts;
-  for (const T& x : v) parts.push_back(f(x));
-  return join(parts, sep);
-}
-
-std::string window_text(const Window& w) {
-  if (!w.active()) return "none";
-  return fmt::format("{},{}", w.left, w.right);
-}
-
 // The text of one axis in one group; empty when the group leaves it at its default.
 std::string group_field_text(const SweepGroup& g, const std::string& key) {
-  auto ints = [](const std::vector<std::int64_t>& v) {
-    return join_map(v, [](std::int64_t x) { return std::to_string(x); });
-  };
+  const auto ints = format_int_axis;
   if (key == "batch") return ints(g.batch);
   if (key == "tokens") return g.tokens ? std::to_string(*g.tokens) : "";
   if (key == "heads") return ints(g.heads);
@@ -50,13 +36,13 @@ std::string group_field_text(const SweepGroup& g, const std::string& key) {
   if (key == "seq_kv") return ints(g.seq_kv);
   if (key == "head_dim") return ints(g.head_dim);
   if (key == "head_dim_v") return ints(g.head_dim_v);
-  if (key == "dtype") return join_map(g.dtype, [](DType d) { return std::string(to_string(d)); });
-  if (key == "causal") return join_map(g.causal, [](int c) { return std::to_string(c); });
-  if (key == "window") return join_map(g.window, window_text, ";");
+  if (key == "dtype") return format_dtype_axis(g.dtype);
+  if (key == "causal") return format_bool_axis(g.causal);
+  if (key == "window") return format_window_axis(g.window);
   if (key == "compress") return format_compress_axis(g.compress);
   if (key == "select") return format_select_axis(g.select);
   if (key == "varlen") return format_varlen_axis(g.varlen);
-  if (key == "pass") return join_map(g.pass, [](Pass p) { return std::string(to_string(p)); });
+  if (key == "pass") return format_pass_axis(g.pass);
   return "";
 }
 

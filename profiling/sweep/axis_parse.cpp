@@ -362,57 +362,41 @@ bool parse_bool_value(std::string_view text, std::string_view field) {
 }
 
 std::string format_int_axis(const std::vector<std::int64_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s;
+  return join_map(
+      v, [](std::int64_t x) { return std::to_string(x); }, ",");
 }
 
 std::string format_dtype_axis(const std::vector<DType>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += to_string(v[i]);
-  }
-  return s;
+  return join_map(
+      v, [](DType t) { return std::string(to_string(t)); }, ",");
 }
 
 std::string format_pass_axis(const std::vector<Pass>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += to_string(v[i]);
-  }
-  return s;
+  return join_map(
+      v, [](Pass p) { return std::string(to_string(p)); }, ",");
 }
 
 std::string format_bool_axis(const std::vector<int>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += v[i] != 0 ? '1' : '0';
-  }
-  return s;
+  return join_map(
+      v, [](int x) { return std::string(x != 0 ? "1" : "0"); }, ",");
 }
 
 std::string format_window_axis(const std::vector<Window>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ';';
-    s += v[i].active() ? std::to_string(v[i].left) + "," + std::to_string(v[i].right) : "none";
-  }
-  return s;
+  return join_map(
+      v,
+      [](const Window& w) {
+        return w.active() ? std::to_string(w.left) + "," + std::to_string(w.right) : "none";
+      },
+      ";");
 }
 
 std::string format_compress_axis(const std::vector<Compress>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ';';
-    s += v[i].active() ? std::to_string(v[i].block) + "," + std::to_string(v[i].stride) : "none";
-  }
-  return s;
+  return join_map(
+      v,
+      [](const Compress& c) {
+        return c.active() ? std::to_string(c.block) + "," + std::to_string(c.stride) : "none";
+      },
+      ";");
 }
 
 std::string select_text(const Select& v) {
@@ -428,13 +412,6 @@ std::string select_text(const Select& v) {
   return s;
 }
 
-std::string format_select_axis(const std::vector<Select>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ';';
-    s += select_text(v[i]);
-  }
-  return s;
-}
+std::string format_select_axis(const std::vector<Select>& v) { return join_map(v, select_text, ";"); }
 
 }  // namespace attn

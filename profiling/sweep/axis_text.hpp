@@ -1,7 +1,9 @@
 // Text pieces every sweep-axis parser cuts its input into: blanks trimmed, items split on a
-// separator (each trimmed). Shared by axis_parse.cpp and varlen_axis.cpp.
+// separator (each trimmed), and the way back: items joined with a separator. Shared by
+// axis_parse.cpp, varlen_axis.cpp, the preset writer and the GUI's sweep form.
 #pragma once
 #include <cctype>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +27,17 @@ inline std::vector<std::string_view> split(std::string_view s, char sep) {
     parts.push_back(trim(s.substr(start, pos - start)));
     start = pos + 1;
   }
+}
+
+// f(x) of every item of v, separated by sep.
+template <class T, class F>
+std::string join_map(const std::vector<T>& v, F f, std::string_view sep) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += sep;
+    s += f(v[i]);
+  }
+  return s;
 }
 
 }  // namespace attn

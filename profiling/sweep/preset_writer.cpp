@@ -4,22 +4,13 @@
 #include <fmt/format.h>
 
 #include "kernels/api/python_entry.hpp"
+#include "profiling/sweep/axis_text.hpp"
 #include "profiling/sweep/preset.hpp"
 #include "profiling/sweep/varlen_axis.hpp"
 
 namespace attn {
 
 namespace {
-
-template <class T, class F>
-std::string join_map(const std::vector<T>& v, F f, const char* sep) {
-  std::string s;
-  for (const T& x : v) {
-    if (!s.empty()) s += sep;
-    s += f(x);
-  }
-  return s;
-}
 
 std::string toml_string(const std::string& s) {
   std::string out = "\"";
