@@ -19,6 +19,14 @@ __device__ __forceinline__ std::uint64_t desc_sw128(std::uint32_t addr) {
   return static_cast<std::uint64_t>((addr & 0x3FFFFu) >> 4) | (kGroupBytes << 16) | (kGroupBytes << 32) |
          (std::uint64_t{1} << 62);
 }
+// The same for an MN-major operand wider than one atom (N = 128: transposed V): the leading
+// offset is the distance from one 64-column atom to the next, `atom_bytes` (at most 256 KiB).
+__device__ __forceinline__ std::uint64_t desc_sw128_mn(std::uint32_t addr, std::uint32_t atom_bytes) {
+  constexpr std::uint64_t kGroupBytes = 1024 >> 4;
+  return static_cast<std::uint64_t>((addr & 0x3FFFFu) >> 4) |
+         (static_cast<std::uint64_t>((atom_bytes >> 4) & 0x3FFFu) << 16) | (kGroupBytes << 32) |
+         (std::uint64_t{1} << 62);
+}
 
 // Orders this thread's register writes (accumulators, A fragments) before the next wgmma reads them.
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

@@ -56,13 +56,19 @@ __device__ __forceinline__ void mma_qk(float (&s)[BN / 2], std::uint64_t a, std:
   else
     static_assert(BN == 64, "no wgmma wrapper for this key tile: add it to scripts/gen_wgmma_ptx.py");
 }
-// O (64 x 64) += P (64 x 16, registers) V (16 x 64, transposed from shared memory).
-template <typename T>
-__device__ __forceinline__ void mma_pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-  if constexpr (std::is_same_v<T, __half>)
-    wgmma::rs_m64n64k16_f32_f16(o, p, b);
+// The width of one P V instruction: up to 128 columns of O. P is read from registers once per
+// instruction and each needs a descriptor, so one n128 beats two n64 (D=128 +2-6%); D=256 issues two
+// n128, as one n256 ran 2-6% slower (docs/PERF.md).
+constexpr int pv_width(int d) { return d < 128 ? d : 128; }
+
+// O[:, N columns] (64 x N) += P (64 x 16, registers) V (16 x N, transposed from shared memory).
+template <typename T, int N>
+__device__ __forceinline__ void mma_pv(float (&o)[N / 2], const std::uint32_t (&p)[4], std::uint64_t b) {
+  constexpr bool kHalf = std::is_same_v<T, __half>;
+  if constexpr (N == 64)
+    kHalf ? wgmma::rs_m64n64k16_f32_f16(o, p, b) : wgmma::rs_m64n64k16_f32_bf16(o, p, b);
   else
-    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
+    kHalf ? wgmma::rs_m64n128k16_f32_f16(o, p, b) : wgmma::rs_m64n128k16_f32_bf16(o, p, b);
 }
 
 // A thread's two rows (g and g + 8 of its warp's 16): the running max in log2 units (scale folded
@@ -152,6 +158,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   constexpr Tile kTile{BN, Stages, WGs};
   constexpr int kBlockM = rows_of(kTile);
   constexpr int kChunks = D / kChunk;
+  constexpr int kPvN = pv_width(D), kPvSteps = D / kPvN;
   constexpr int kQChunkBytes = kBlockM * 128;  // one 64-column box of Q
   constexpr int kKvChunkBytes = BN * 128;      // one 64-column box of a K or V tile
   constexpr int kSlotBytes = kv_slot_bytes(D, BN);
@@ -303,11 +310,14 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     const int row0 = wi.m_block * kBlockM;
     const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
 
-    float o[kChunks][32];
+    // O in wgmma's accumulator order, one row of o per P V instruction's kPvN columns: the 64-column
+    // chunk c is o_at(32 c) .. o_at(32 c + 31).
+    float o[kPvSteps][kPvN / 2];
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c)
+    for (int n = 0; n < kPvSteps; ++n)
 #pragma unroll
-      for (int i = 0; i < 32; ++i) o[c][i] = 0.0f;
+      for (int i = 0; i < kPvN / 2; ++i) o[n][i] = 0.0f;
+    const auto o_at = [&](int f) -> float& { return o[f / (kPvN / 2)][f % (kPvN / 2)]; };
     RowState st;
 
     if (n_tiles > 0) {
@@ -324,13 +334,15 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         }
       };
       const auto issue_pv = [&](const std::uint32_t(&pa)[BN / 16][4], int slot) {
+        // V read transposed, its 64-column boxes kKvChunkBytes apart: the 16-key slice 2048 bytes on
+        // is + 128.
         const std::uint32_t vb = v_s + static_cast<std::uint32_t>(slot * kSlotBytes);
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          // V read transposed: the 16-key slice 2048 bytes on is + 128.
-          const std::uint64_t vd = wgmma::desc_sw128(vb + static_cast<std::uint32_t>(c * kKvChunkBytes));
+        for (int n = 0; n < kPvSteps; ++n) {
+          const std::uint64_t vd = wgmma::desc_sw128_mn(
+              vb + static_cast<std::uint32_t>(n * (kPvN / kChunk) * kKvChunkBytes), kKvChunkBytes);
 #pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T>(o[c], pa[kk], desc_at(vd, 128 * kk));
+          for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T, kPvN>(o[n], pa[kk], desc_at(vd, 128 * kk));
         }
       };
       // Pins the wgmma operands' register definitions on their side of an issue: without it the
@@ -338,7 +350,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       // wgmma of the kernel (info C7513).
       const auto fence_o_and_p = [&](std::uint32_t(&pa)[BN / 16][4]) {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) wgmma::fence_operands(o[c]);
+        for (int n = 0; n < kPvSteps; ++n) wgmma::fence_operands(o[n]);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
       };
@@ -407,7 +419,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         fence_o_and_p(pa);
         release(v_empty(prev));
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) scale_rows(o[c], alpha);
+        for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
         // P is packed only now: P V of the tile before read the old P until the wait (packing into
         // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
         pack_p<T, BN>(s, pa);
@@ -451,7 +463,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 #pragma unroll
         for (int j = 0; j < 8; ++j)
           *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
-              pack2<T>(o[c][4 * j + 2 * hr] * inv, o[c][4 * j + 2 * hr + 1] * inv);
+              pack2<T>(o_at(32 * c + 4 * j + 2 * hr) * inv, o_at(32 * c + 4 * j + 2 * hr + 1) * inv);
       if (p.lse != nullptr && t4 == 0)
         p.lse[(static_cast<std::int64_t>(we.b) * p.heads_q + we.h) * p.seq_q + row] =
             l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
