@@ -136,7 +136,11 @@ std::string JsonWorkerCodec::encode_setup(const WorkerSetup& setup) const {
   return dump(setup_to_json(setup));
 }
 
-std::string JsonWorkerCodec::encode_case(const Case& c) const { return dump(case_to_json(c)); }
+std::string JsonWorkerCodec::encode_case(const Case& c, const std::optional<Problem>& next_problem) const {
+  json j = case_to_json(c);
+  if (next_problem) j["next_problem"] = *next_problem;
+  return dump(j);
+}
 
 WorkerInput JsonWorkerCodec::decode_input(std::string_view line) const {
   const json j = parse_line(line);
@@ -144,9 +148,17 @@ WorkerInput JsonWorkerCodec::decode_input(std::string_view line) const {
   WorkerInput in;
   if (kind == "setup")
     in.setup = setup_from_json(j, "setup");
-  else if (kind == "case")
+  else if (kind == "case") {
     in.work = case_from_json(j, "case");
-  else
+    if (const auto it = j.find("next_problem"); it != j.end() && !it->is_null()) {
+      try {
+        in.next_problem = it->get<Problem>();
+      } catch (const ResultsFormatError& e) {
+        fail("case.next_problem", e.what());
+      }
+      if (const std::string why = in.next_problem->validate(); !why.empty()) fail("case.next_problem", why);
+    }
+  } else
     fail("input.record", "expected \"setup\" or \"case\", got \"" + kind + "\"");
   return in;
 }

@@ -27,7 +27,7 @@ WorkerSetup setup_from_json(const nlohmann::json& j, const std::string& path);
 class JsonWorkerCodec final : public WorkerCodec {
  public:
   std::string encode_setup(const WorkerSetup& setup) const override;
-  std::string encode_case(const Case& c) const override;
+  std::string encode_case(const Case& c, const std::optional<Problem>& next_problem) const override;
   WorkerInput decode_input(std::string_view line) const override;
   std::string encode_device(const RunInfo& device) const override;
   RunInfo decode_device(std::string_view line) const override;

@@ -387,6 +387,8 @@ int run_sweep(const RunOptions& options) {
     for (std::size_t n = 0; n < pending.size() && !session->stop_requested(); ++n) {
       const std::size_t i = pending[n];
       session->case_started(i, 0);
+      if (n + 1 < pending.size() && !(cases[pending[n + 1]].problem == cases[i].problem))
+        engine->expect_next(cases[pending[n + 1]].problem);
       session->case_finished(i, engine->run(cases[i]));
       if (engine->context_lost()) {
         std::fprintf(stderr,

@@ -75,7 +75,10 @@ class CudaEngine final : public CaseEngine {
   bool context_lost() const override { return !m_lost_reason.empty(); }
   std::string context_lost_reason() const override { return m_lost_reason; }
 
+  void expect_next(const Problem& next) override { m_next = next; }
+
   CaseResult run(const Case& c) override {
+    m_case_next = std::exchange(m_next, std::nullopt);
     const double t0 = monotonic_seconds();
     CaseResult r = case_record(c, Status::error);
     r.phases.emplace();
@@ -123,7 +126,11 @@ class CudaEngine final : public CaseEngine {
 
     {
       PhaseClock clock(ph.inputs_s);
-      m_problems.use(p);                           // seeded inputs, shared by every kernel of this problem
+      m_problems.use(p);  // seeded inputs, shared by every kernel of this problem
+      if (m_protocol.check) {
+        m_problems.start_cudnn_build();
+        if (m_case_next) m_problems.prefetch_cudnn_build(*m_case_next);
+      }
       if (has_backward(p.pass)) m_problems.d_o();  // drawn now, so it counts as an input below
     }
     prepare.emplace(ph.prepare_s);
@@ -270,6 +277,7 @@ class CudaEngine final : public CaseEngine {
   EngineContext m_ctx;
   GpuInfo m_device;
   ProblemCache m_problems;
+  std::optional<Problem> m_next, m_case_next;  // expect_next's hint, and the one of the running case
   CaseTimer m_timer;
   ProfilingPass m_profiling;
   CaseBuffers m_case;

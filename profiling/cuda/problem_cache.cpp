@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include "kernels/registry.hpp"
@@ -12,6 +13,7 @@
 #include "profiling/cuda/cuda_status.hpp"
 #include "profiling/cuda/device_inputs.hpp"
 #include "profiling/cuda/host_lane.hpp"
+#include "profiling/engine/stage_trace.hpp"
 
 namespace attn {
 
@@ -29,6 +31,12 @@ constexpr double kCudaReferenceMaxRelL2 = 1e-4;
 
 // The inputs depend on the shapes, the dtype and the seed, not on the mask: a causal problem after
 // its non-causal twin keeps them (the reference is the mask's own).
+// "2x16x8192x128 causal": which problem a trace line is about.
+std::string trace_label(const Problem& p, const char* step) {
+  return fmt::format("{} {}x{}x{}x{} {}", step, p.batch, p.heads_q, p.seq_q, p.head_dim,
+                     p.causal ? "causal" : "full");
+}
+
 bool same_inputs(const Problem& a, const Problem& b) {
   return a.batch == b.batch && a.heads_q == b.heads_q && a.heads_kv == b.heads_kv && a.seq_q == b.seq_q &&
          a.seq_kv == b.seq_kv && a.head_dim == b.head_dim && a.head_dim_v == b.head_dim_v &&
@@ -47,6 +55,8 @@ void ProblemCache::use(const Problem& pass_problem) {
   Problem p = pass_problem;
   p.pass = Pass::fwd;
   if (m_valid && m_problem == p) return;
+  std::optional<Prefetch> prefetch = std::move(m_prefetch);
+  PinnedBuffer pinned = std::move(m_pinned);  // the sampled rows' staging outlives problems
   if (m_valid && same_inputs(m_problem, p)) {
     ProblemCache kept(m_seed, m_stream);
     kept.m_q = std::move(m_q);
@@ -70,6 +80,13 @@ void ProblemCache::use(const Problem& pass_problem) {
   }
   m_problem = p;
   m_valid = true;
+  m_pinned = std::move(pinned);
+  if (prefetch && prefetch->problem == p) {
+    m_cudnn_build = std::move(prefetch->build);
+    m_cudnn_build_started = true;
+  } else {
+    m_prefetch = std::move(prefetch);  // still ahead (or never coming: dropped at the next switch)
+  }
 }
 
 const DeviceBuffer& ProblemCache::d_o() {
@@ -196,10 +213,24 @@ void ProblemCache::ensure_reference() {
   if (m_has_reference) return;
   // cuDNN's graph for the error bar is built on a host thread while the GPU computes the reference
   // (the cudnn.sdpa case of this problem then reuses it).
-  std::future<std::unique_ptr<PreparedKernel>> cudnn = prepare_cudnn_async();
+  const StageTrace trace(trace_label(m_problem, "reference"));
+  start_cudnn_build();
   compute_reference();
-  measure_cudnn_error(std::move(cudnn));
+  measure_cudnn_error(std::move(m_cudnn_build));
   m_has_reference = true;
+}
+
+void ProblemCache::start_cudnn_build() {
+  if (m_cudnn_build_started || m_has_reference) return;
+  m_cudnn_build_started = true;
+  m_cudnn_build = prepare_cudnn_async(m_problem);
+}
+
+void ProblemCache::prefetch_cudnn_build(const Problem& next) {
+  Problem p = next;
+  p.pass = Pass::fwd;
+  if (p == m_problem || (m_prefetch && m_prefetch->problem == p)) return;
+  m_prefetch = Prefetch{p, prepare_cudnn_async(p)};
 }
 
 void ProblemCache::compute_reference() {
@@ -232,15 +263,32 @@ void ProblemCache::compute_reference() {
     };
     const DeviceBuffer q = widened(m_q, p.q_elems()), k = widened(m_k, p.k_elems()),
                        v = widened(m_v, p.v_elems());
-    run_once(*kernel, make_args(p32, q.get(), k.get(), v.get(), b, m_stream), b);
+    // Sampled rows (cpu.reference checks cuda.reference, and later each kernel too): their copies
+    // are enqueued first (m_pinned grows before the kernel starts: freeing pinned memory would wait
+    // for it), then copied and computed on the host while the GPU computes the reference (q, k and
+    // v stay allocated until it is done, for the same reason).
+    struct CopyStream {
+      cudaStream_t s = nullptr;
+      CopyStream() { ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+      ~CopyStream() { (void)cudaStreamDestroy(s); }
+      CopyStream(const CopyStream&) = delete;
+      CopyStream& operator=(const CopyStream&) = delete;
+    } copies;
+    const std::vector<SampledHead> heads = fetch_sample_heads(copies.s);
+    poison(b, m_stream);
+    kernel->run(make_args(p32, q.get(), k.get(), v.get(), b, m_stream));
+    ATTN_CUDA_CHECK(cudaGetLastError());
+    std::optional<StageTrace> trace(std::in_place, trace_label(p, "reference.sample_copies"));
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(copies.s));
+    trace.emplace(trace_label(p, "reference.sampled_rows"));
+    compute_sample_rows(heads);
+    trace.emplace(trace_label(p, "reference.kernel_wait"));
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
   }
   const std::vector<float> lse =
       download(b.lse, DType::fp32, static_cast<std::size_t>(p.lse_elems()), m_stream);
   m_ref_lse.assign(lse.begin(), lse.end());
   m_ref_dev = std::move(b.o);
-
-  // Sampled rows: cpu.reference checks cuda.reference, and later each kernel too.
-  sample_rows();
   const double ref_err = rows_rel_l2(m_ref_dev.get(), DType::fp32);
   if (!(ref_err <= kCudaReferenceMaxRelL2))
     throw KernelError(
@@ -251,9 +299,10 @@ void ProblemCache::compute_reference() {
 }
 
 // kSampledRows rows of kSampledHeads (batch, head) pairs, one of them the last row (the causal edge
-// and the tail tile), and cpu.reference on each, from host copies of those heads alone: a head is
-// a problem of batch 1 and one head with the same lengths and mask.
-void ProblemCache::sample_rows() {
+// and the tail tile), and copies of those heads alone (a head is a problem of batch 1 and one head
+// with the same lengths and mask) into m_pinned, enqueued on `copies`: page-locked memory and a
+// stream of their own, so the copy engines move them while the reference kernel runs.
+std::vector<ProblemCache::SampledHead> ProblemCache::fetch_sample_heads(cudaStream_t copies) {
   const Problem& p = m_problem;
   std::mt19937_64 rng(m_seed ^ 0x5A5A5A5Aull);
   const std::int64_t head_count = std::min<std::int64_t>(kSampledHeads, p.batch * p.heads_q);
@@ -266,42 +315,65 @@ void ProblemCache::sample_rows() {
   }
   const std::int64_t group = p.heads_q / p.heads_kv;
   const std::size_t elem = dtype_bytes(p.dtype);
-  // Rows [first, first + rows) x `width` elements of head `h` in a BSHD (or packed varlen) tensor
-  // with `heads` heads.
-  auto head_slice = [&](const DeviceBuffer& t, std::int64_t first, std::int64_t h, std::int64_t heads,
-                        std::int64_t rows, std::int64_t width) {
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(rows * width) * elem);
-    const std::size_t offset = static_cast<std::size_t>((first * heads + h) * width) * elem;
-    ATTN_CUDA_CHECK(cudaMemcpy2DAsync(bytes.data(), static_cast<std::size_t>(width) * elem,
-                                      static_cast<const std::uint8_t*>(t.get()) + offset,
-                                      static_cast<std::size_t>(heads * width) * elem,
-                                      static_cast<std::size_t>(width) * elem, static_cast<std::size_t>(rows),
-                                      cudaMemcpyDeviceToHost, m_stream));
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
-    return unpack_from(p.dtype, bytes.data(), bytes.size() / elem);
-  };
-  const std::int64_t dv = p.head_dim_v;
+  std::vector<SampledHead> heads;
+  std::size_t total = 0;
   const int per_head = (kSampledRows + static_cast<int>(head_count) - 1) / static_cast<int>(head_count);
   for (std::size_t n = 0; n < picked.size(); ++n) {
-    const auto [b, h] = picked[n];
+    SampledHead s;
+    s.b = picked[n].first;
+    s.h = picked[n].second;
     // Sequence b of the batch (of a varlen one: its own lengths) as a problem of one head.
-    Problem one = p.sequence(b);
-    one.heads_q = one.heads_kv = 1;
-    const std::vector<float> q = head_slice(m_q, p.q_start(b), h, p.heads_q, one.seq_q, p.head_dim);
-    const std::vector<float> k =
-        head_slice(m_k, p.kv_start(b), h / group, p.heads_kv, one.seq_kv, p.head_dim);
-    const std::vector<float> v = head_slice(m_v, p.kv_start(b), h / group, p.heads_kv, one.seq_kv, dv);
-    std::vector<RowIndex> local;
+    s.one = p.sequence(s.b);
+    s.one.heads_q = s.one.heads_kv = 1;
+    const auto place = [&](Slice& slice, std::int64_t rows, std::int64_t width) {
+      slice.offset = total;
+      slice.count = static_cast<std::size_t>(rows * width);
+      total += slice.count * elem;
+    };
+    place(s.q, s.one.seq_q, p.head_dim);
+    place(s.k, s.one.seq_kv, p.head_dim);
+    place(s.v, s.one.seq_kv, p.head_dim_v);
     for (int r = 0; r < per_head && static_cast<int>(m_rows.size()) < kSampledRows; ++r) {
       const std::int64_t i = n == 0 && r == 0
-                                 ? one.seq_q - 1
-                                 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(one.seq_q));
-      local.push_back({0, 0, i});
-      m_rows.push_back({b, h, i});
+                                 ? s.one.seq_q - 1
+                                 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.one.seq_q));
+      s.rows.push_back({0, 0, i});
+      m_rows.push_back({s.b, s.h, i});
     }
-    std::vector<double> out(local.size() * static_cast<std::size_t>(dv));
-    cpu_reference_rows(one, q.data(), k.data(), v.data(), p.default_scale(), local, out.data(), nullptr,
-                       SliceOrigin{&p, b, h / group});
+    heads.push_back(std::move(s));
+  }
+  m_pinned.reserve(total);
+  // Rows [first, first + rows) x `width` elements of head `h` in a BSHD (or packed varlen) tensor
+  // with `heads` heads, packed at `slice`.
+  auto copy_head = [&](const Slice& slice, const DeviceBuffer& t, std::int64_t first, std::int64_t h,
+                       std::int64_t heads_in, std::int64_t width) {
+    const std::size_t row_bytes = static_cast<std::size_t>(width) * elem;
+    const std::size_t offset = static_cast<std::size_t>((first * heads_in + h) * width) * elem;
+    ATTN_CUDA_CHECK(cudaMemcpy2DAsync(
+        m_pinned.get() + slice.offset, row_bytes, static_cast<const std::uint8_t*>(t.get()) + offset,
+        static_cast<std::size_t>(heads_in * width) * elem, row_bytes,
+        slice.count / static_cast<std::size_t>(width), cudaMemcpyDeviceToHost, copies));
+  };
+  for (const SampledHead& s : heads) {
+    copy_head(s.q, m_q, p.q_start(s.b), s.h, p.heads_q, p.head_dim);
+    copy_head(s.k, m_k, p.kv_start(s.b), s.h / group, p.heads_kv, p.head_dim);
+    copy_head(s.v, m_v, p.kv_start(s.b), s.h / group, p.heads_kv, p.head_dim_v);
+  }
+  return heads;
+}
+
+// cpu.reference on the sampled rows, from fetch_sample_heads' copies (complete on entry).
+void ProblemCache::compute_sample_rows(const std::vector<SampledHead>& heads) {
+  const Problem& p = m_problem;
+  const std::int64_t dv = p.head_dim_v, group = p.heads_q / p.heads_kv;
+  const auto unpack = [&](const Slice& slice) {
+    return unpack_from(p.dtype, m_pinned.get() + slice.offset, slice.count);
+  };
+  for (const SampledHead& s : heads) {
+    const std::vector<float> q = unpack(s.q), k = unpack(s.k), v = unpack(s.v);
+    std::vector<double> out(s.rows.size() * static_cast<std::size_t>(dv));
+    cpu_reference_rows(s.one, q.data(), k.data(), v.data(), p.default_scale(), s.rows, out.data(), nullptr,
+                       SliceOrigin{&p, s.b, s.h / group});
     m_rows_ref.insert(m_rows_ref.end(), out.begin(), out.end());
   }
 }
@@ -335,15 +407,17 @@ void ProblemCache::add_sampled_rows(const DeviceBuffer& out, CheckVerdict& v) co
   }
 }
 
-std::future<std::unique_ptr<PreparedKernel>> ProblemCache::prepare_cudnn_async() const {
-  const Problem& p = m_problem;
+std::future<std::unique_ptr<PreparedKernel>> ProblemCache::prepare_cudnn_async(const Problem& p) const {
   const KernelSpec* dnn = find_kernel("cudnn.sdpa");
   if (!dnn || p.dtype == DType::fp32 || !kernel_why_not(*dnn, p, {}).empty()) return {};
   int device = 0;
   ATTN_CUDA_CHECK(cudaGetDevice(&device));
   // Never destroyed: at exit its thread just stops, and nothing is torn down after the CUDA runtime.
   static HostLane* lane = new HostLane;
-  return lane->submit(device, [dnn, p] { return dnn->prepare(p, {}); });
+  return lane->submit(device, [dnn, p] {
+    const StageTrace trace(trace_label(p, "reference.cudnn_build_on_host_lane"));
+    return dnn->prepare(p, {});
+  });
 }
 
 // The tolerance rule needs cuDNN's own error on these inputs (fp16/bf16 where cuDNN takes the case).
@@ -351,7 +425,9 @@ void ProblemCache::measure_cudnn_error(std::future<std::unique_ptr<PreparedKerne
   const Problem& p = m_problem;
   if (!prepared.valid()) return;
   try {
+    std::optional<StageTrace> trace(std::in_place, trace_label(p, "reference.cudnn_wait"));
     auto kernel = prepared.get();
+    trace.emplace(trace_label(p, "reference.cudnn_error"));
     const CaseBuffers b = allocate_case_buffers(p, *kernel);
     run_once(*kernel, make_args(p, m_q.get(), m_k.get(), m_v.get(), b, m_stream), b);
     const ErrorStats e = output_error(b.o);

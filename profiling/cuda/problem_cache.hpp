@@ -16,6 +16,7 @@
 #include "kernels/cpu/cpu_reference.hpp"
 #include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/device_buffer.hpp"
+#include "profiling/cuda/pinned_buffer.hpp"
 #include "profiling/engine/check.hpp"
 #include "profiling/engine/inputs.hpp"
 
@@ -49,6 +50,12 @@ class ProblemCache {
 
   // Computes the reference and cuDNN's error bar now, unless done for this problem; check() calls it.
   void ensure_reference();
+  // Starts building cuDNN's graph for the error bar on a host thread now (once per problem), so
+  // that it overlaps the first case's own set-up and check run as well as the reference kernel.
+  void start_cudnn_build();
+  // The same for `next`, the problem expected after this one (use() takes the build over when it
+  // comes). After start_cudnn_build: the host thread builds in the order asked.
+  void prefetch_cudnn_build(const Problem& next);
 
   // The check of a backward's dQ, dK and dV in `b` against the reference gradients (computed on
   // first use: cpu.reference's fp64 backward on small problems, cuda.reference's fp32 one on the
@@ -67,11 +74,24 @@ class ProblemCache {
   void compute_gradients();
   void measure_cudnn_gradient_error();
   GradErrors gradient_errors(const CaseBuffers& b) const;
-  void sample_rows();
+  // The sampled rows' heads: their copies into m_pinned enqueued on `copies` (and the rows drawn
+  // into m_rows); then, once the copies are complete, cpu.reference on them into m_rows_ref.
+  struct Slice {
+    std::size_t offset = 0;  // [B] into m_pinned
+    std::size_t count = 0;   // elements of the problem's dtype
+  };
+  struct SampledHead {
+    std::int64_t b = 0, h = 0;
+    Problem one;  // the head's sequence as a problem of one head
+    Slice q, k, v;
+    std::vector<RowIndex> rows;  // rows of `one`
+  };
+  std::vector<SampledHead> fetch_sample_heads(cudaStream_t copies);
+  void compute_sample_rows(const std::vector<SampledHead>& heads);
   // cuDNN's own error on these inputs, from the kernel `prepared` brings (built on a host thread
   // while the GPU computed the reference; invalid where cuDNN does not take the problem).
   void measure_cudnn_error(std::future<std::unique_ptr<PreparedKernel>> prepared);
-  std::future<std::unique_ptr<PreparedKernel>> prepare_cudnn_async() const;
+  std::future<std::unique_ptr<PreparedKernel>> prepare_cudnn_async(const Problem& p) const;
   // rel_l2 of the sampled rows of `out` (on the device, of type `t`) against cpu.reference's.
   double rows_rel_l2(const void* out, DType t) const;
   void add_sampled_rows(const DeviceBuffer& out, CheckVerdict& v) const;
@@ -84,8 +104,16 @@ class ProblemCache {
   bool m_valid = false;
   DeviceBuffer m_q, m_k, m_v;
   bool m_has_reference = false;
-  std::vector<float> m_ref_o;  // cpu.reference's output (small problems)
-  DeviceBuffer m_ref_dev;      // cuda.reference's output, fp32 (large problems)
+  std::future<std::unique_ptr<PreparedKernel>> m_cudnn_build;  // start_cudnn_build's, until used
+  bool m_cudnn_build_started = false;
+  struct Prefetch {
+    Problem problem;
+    std::future<std::unique_ptr<PreparedKernel>> build;
+  };
+  std::optional<Prefetch> m_prefetch;  // prefetch_cudnn_build's, until its problem comes
+  PinnedBuffer m_pinned;               // the sampled rows' host copies
+  std::vector<float> m_ref_o;          // cpu.reference's output (small problems)
+  DeviceBuffer m_ref_dev;              // cuda.reference's output, fp32 (large problems)
   std::vector<double> m_ref_lse;
   std::string m_reference;
   std::vector<RowIndex> m_rows;    // sampled rows (large problems only)

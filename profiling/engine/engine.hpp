@@ -15,6 +15,10 @@ class CaseEngine {
   virtual ~CaseEngine() = default;
   // Never throws for a case's own failure: that becomes the record's status and reason.
   virtual CaseResult run(const Case& c) = 0;
+  // A hint, given before run(): the problem of the case expected after it, when that is another
+  // problem. Host-side set-up for it (cuDNN's graph for its error bar) may start while this case
+  // runs; a wrong hint costs host time only.
+  virtual void expect_next(const Problem& /*next*/) {}
   // After a sticky device fault no further case can run in this process.
   virtual bool context_lost() const { return false; }
   virtual std::string context_lost_reason() const { return {}; }

@@ -26,10 +26,12 @@ struct WorkerSetup {
   std::vector<std::string> plugins;  // plug-in libraries to load before the engine (absolute paths)
 };
 
-// One stdin line, decoded: a setup or a case.
+// One stdin line, decoded: a setup or a case. A case may carry the problem the supervisor expects
+// to hand the worker next (when it is another problem): CaseEngine::expect_next's hint.
 struct WorkerInput {
   std::optional<WorkerSetup> setup;
   std::optional<Case> work;
+  std::optional<Problem> next_problem;
 };
 
 // A line that is not valid protocol; the message names the field.
@@ -43,7 +45,7 @@ class WorkerCodec {
  public:
   virtual ~WorkerCodec() = default;
   virtual std::string encode_setup(const WorkerSetup& setup) const = 0;
-  virtual std::string encode_case(const Case& c) const = 0;
+  virtual std::string encode_case(const Case& c, const std::optional<Problem>& next_problem) const = 0;
   virtual WorkerInput decode_input(std::string_view line) const = 0;
   virtual std::string encode_device(const RunInfo& device) const = 0;
   virtual RunInfo decode_device(std::string_view line) const = 0;

@@ -169,12 +169,12 @@ class Run {
   // and reference between cases, so it takes the next case of the problem it holds first; with
   // several slots it then takes the largest problem no other worker holds (longest first, so the
   // sweep does not end on one big case), else the next in plan order.
-  std::size_t pick(std::size_t i) const {
+  std::size_t pick(std::size_t i) const { return pick(i, m_slots[i].held); }
+  std::size_t pick(std::size_t i, const std::optional<Problem>& held) const {
     if (m_slots.size() == 1) return 0;  // one worker: plan order (problem-major already)
-    const Slot& s = m_slots[i];
-    if (s.held)
+    if (held)
       for (std::size_t k = 0; k < m_pending.size(); ++k)
-        if (m_cases[m_pending[k]].problem == *s.held) return k;
+        if (m_cases[m_pending[k]].problem == *held) return k;
     auto held_elsewhere = [&](const Problem& p) {
       for (std::size_t j = 0; j < m_slots.size(); ++j)
         if (j != i && m_slots[j].proc && m_slots[j].held && *m_slots[j].held == p) return true;
@@ -190,6 +190,16 @@ class Run {
     return best.value_or(0);
   }
 
+  // The problem slot `i` is expected to take after the case of `current` it is being handed, when
+  // that is another problem (none while cases of `current` are pending): the worker's hint to set
+  // up for it early (CaseEngine::expect_next).
+  std::optional<Problem> next_problem_hint(std::size_t i, const Problem& current) const {
+    if (m_pending.empty()) return std::nullopt;
+    const Problem& next = m_cases[m_pending[pick(i, current)]].problem;
+    if (next == current) return std::nullopt;
+    return next;
+  }
+
   void dispatch() {
     for (std::size_t i = 0; i < m_slots.size() && !m_pending.empty(); ++i) {
       Slot& s = m_slots[i];
@@ -197,7 +207,7 @@ class Run {
       const std::size_t at = pick(i);
       const std::size_t index = m_pending[at];
       m_pending.erase(m_pending.begin() + static_cast<std::ptrdiff_t>(at));
-      if (!send(i, m_codec.encode_case(m_cases[index]))) {
+      if (!send(i, m_codec.encode_case(m_cases[index], next_problem_hint(i, m_cases[index].problem)))) {
         m_pending.push_front(index);  // never reached the worker: another one takes it
         continue;
       }

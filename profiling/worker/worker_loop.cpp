@@ -85,11 +85,13 @@ int run_worker(int in_fd, int out_fd, const WorkerCodec& codec, const WorkerSetu
 
   WorkerSetup setup = defaults;
   std::optional<Case> pending;
+  std::optional<Problem> pending_next;  // the hint that came with it
   bool input_done = false;
   try {
     if (std::optional<WorkerInput> first = next_input()) {
       if (first->setup) setup = *first->setup;
       pending = first->work;
+      pending_next = first->next_problem;
       probe_backend = probe_backend && !first->setup;
     } else {
       input_done = true;
@@ -131,10 +133,13 @@ int run_worker(int in_fd, int out_fd, const WorkerCodec& codec, const WorkerSetu
           throw WorkerProtocolError("stdin line " + std::to_string(line_no) +
                                     ": a setup record may only come first");
         pending = in->work;
+        pending_next = in->next_problem;
         if (!pending) continue;
       }
       const Case c = std::move(*pending);
       pending.reset();
+      if (pending_next) engine->expect_next(*pending_next);
+      pending_next.reset();
       const CaseResult r = engine->run(c);
       write_all(out_fd, codec.encode_result(r) + "\n", "worker stdout");
       if (engine->context_lost()) {

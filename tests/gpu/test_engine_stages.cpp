@@ -84,6 +84,41 @@ TEST(EngineStages, ProblemCacheKeepsInputsForTheSameProblemOnly) {
   EXPECT_EQ(cache.q().get(), q_other);
 }
 
+// A cuDNN graph built ahead for the next problem (the supervisor's hint) is the one that problem's
+// error bar then uses: the same bar as a cache that built it when the problem came.
+TEST(EngineStages, ProblemCacheTakesOverTheCudnnBuildOfTheExpectedProblem) {
+  ATTN_SKIP_WITHOUT_GPU();
+  if (find_kernel("cudnn.sdpa") == nullptr) GTEST_SKIP() << "built without cuDNN";
+  const Problem next = test::make_problem(1, 4, 4, 256, 256, 64, DType::fp16);
+  Problem first = next;
+  first.seq_q = first.seq_kv = 128;
+  const KernelSpec* spec = find_kernel("naive.unfused");
+  ASSERT_NE(spec, nullptr);
+  test::TestStream stream;
+  auto bar_of = [&](ProblemCache& cache) {
+    const Problem& p = cache.problem();
+    auto kernel = spec->prepare(p, {});
+    const CaseBuffers b = allocate_case_buffers(p, *kernel);
+    run_once(*kernel, make_args(p, cache.q().get(), cache.k().get(), cache.v().get(), b, stream.get()), b);
+    const CheckVerdict v = cache.check(*spec, b.o, {});
+    EXPECT_TRUE(v.correctness.pass) << v.reason;
+    return cache.cudnn_rel_l2();
+  };
+  ProblemCache hinted(42, stream.get());
+  hinted.use(first);
+  hinted.start_cudnn_build();
+  hinted.prefetch_cudnn_build(next);
+  hinted.use(next);
+  const std::optional<double> bar = bar_of(hinted);
+  ProblemCache plain(42, stream.get());
+  plain.use(next);
+  const std::optional<double> plain_bar = bar_of(plain);
+  ASSERT_TRUE(bar.has_value());
+  ASSERT_TRUE(plain_bar.has_value());
+  EXPECT_GT(*bar, 0.0);
+  EXPECT_EQ(*bar, *plain_bar);
+}
+
 // The device generator draws exactly what the host generator draws (same SplitMix64 and
 // Box-Muller), so both backends and the host copy of the inputs agree bit for bit.
 TEST(EngineStages, DeviceInputsEqualTheHostGenerator) {

@@ -118,9 +118,10 @@ TEST(WorkerJson, CaseAndSetupRoundTripAndCaseIdIsChecked) {
   c.problem.causal = true;
   c.problem.window = {8, 0};
   c.case_id = make_case_id(c.kernel, c.knobs, c.problem);
-  const WorkerInput in = codec.decode_input(codec.encode_case(c));
+  const WorkerInput in = codec.decode_input(codec.encode_case(c, std::nullopt));
   ASSERT_TRUE(in.work.has_value());
   EXPECT_FALSE(in.setup.has_value());
+  EXPECT_FALSE(in.next_problem.has_value());
   EXPECT_EQ(in.work->case_id, c.case_id);
   EXPECT_EQ(in.work->kernel, "cpu.flash");
   EXPECT_EQ(in.work->knobs, c.knobs);
@@ -140,7 +141,18 @@ TEST(WorkerJson, CaseAndSetupRoundTripAndCaseIdIsChecked) {
   EXPECT_DOUBLE_EQ(back.setup->protocol.max_time_s, 0.25);
   EXPECT_EQ(back.setup->protocol.l2, L2Mode::warm);
 
-  std::string tampered = codec.encode_case(c);
+  // The supervisor's hint of the worker's next problem rides along with the case.
+  Problem next = small_problem(96, 32);
+  next.causal = true;
+  const WorkerInput hinted = codec.decode_input(codec.encode_case(c, next));
+  ASSERT_TRUE(hinted.next_problem.has_value());
+  EXPECT_TRUE(*hinted.next_problem == next);
+  EXPECT_EQ(hinted.work->case_id, c.case_id);
+  std::string bad_hint = codec.encode_case(c, next);
+  bad_hint.replace(bad_hint.find("\"seq_q\":96"), 10, "\"seq_q\":-1");
+  EXPECT_THROW(codec.decode_input(bad_hint), WorkerProtocolError);
+
+  std::string tampered = codec.encode_case(c, std::nullopt);
   tampered.replace(tampered.find("\"seq_q\":48"), 10, "\"seq_q\":49");
   try {
     codec.decode_input(tampered);
@@ -175,8 +187,8 @@ TEST(WorkerLoop, AnswersEveryCaseAfterItsDeviceRecord) {
   setup.protocol = tiny_protocol();
   const Case a = make_case("cpu.flash", small_problem(32, 16), default_knobs(*find_kernel("cpu.flash")));
   const Case b = make_case("cpu.reference", small_problem(16, 8));
-  const std::string input =
-      codec.encode_setup(setup) + "\n" + codec.encode_case(a) + "\n\n" + codec.encode_case(b) + "\n";
+  const std::string input = codec.encode_setup(setup) + "\n" + codec.encode_case(a, b.problem) + "\n\n" +
+                            codec.encode_case(b, std::nullopt) + "\n";
   write_all(p.in[1], input, "test");
   ::close(p.in[1]);
   p.in[1] = -1;

@@ -98,12 +98,12 @@ TEST(VariantReports, WorkerProtocolCarriesKnobsBothWays) {
   c.knobs = kTiledKnobs;
   c.problem = test::small_problem(48, false);
   c.case_id = make_case_id(c.kernel, c.knobs, c.problem);
-  const WorkerInput in = codec.decode_input(codec.encode_case(c));
+  const WorkerInput in = codec.decode_input(codec.encode_case(c, std::nullopt));
   ASSERT_TRUE(in.work.has_value());
   EXPECT_EQ(in.work->knobs, kTiledKnobs);
   EXPECT_EQ(in.work->case_id, c.case_id);
   // A case line whose knobs were changed no longer matches its id.
-  std::string tampered = codec.encode_case(c);
+  std::string tampered = codec.encode_case(c, std::nullopt);
   tampered.replace(tampered.find("\"block_q\":16"), 12, "\"block_q\":32");
   EXPECT_THROW(codec.decode_input(tampered), WorkerProtocolError);
 
