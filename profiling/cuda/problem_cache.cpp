@@ -29,14 +29,14 @@ constexpr int kSampledHeads = 4;
 // fp32 accuracy on the sampled rows, or it is not fit to be a reference.
 constexpr double kCudaReferenceMaxRelL2 = 1e-4;
 
-// The inputs depend on the shapes, the dtype and the seed, not on the mask: a causal problem after
-// its non-causal twin keeps them (the reference is the mask's own).
-// "2x16x8192x128 causal": which problem a trace line is about.
+// "<step> 2x16x8192x128 causal": which problem a stage-trace line is about.
 std::string trace_label(const Problem& p, const char* step) {
   return fmt::format("{} {}x{}x{}x{} {}", step, p.batch, p.heads_q, p.seq_q, p.head_dim,
                      p.causal ? "causal" : "full");
 }
 
+// The inputs depend on the shapes, the dtype and the seed, not on the mask: a causal problem after
+// its non-causal twin keeps them (the reference is the mask's own).
 bool same_inputs(const Problem& a, const Problem& b) {
   return a.batch == b.batch && a.heads_q == b.heads_q && a.heads_kv == b.heads_kv && a.seq_q == b.seq_q &&
          a.seq_kv == b.seq_kv && a.head_dim == b.head_dim && a.head_dim_v == b.head_dim_v &&
