@@ -619,6 +619,8 @@ const std::array kFields = {
               .set = &set_problem_part<&Problem::select, &Select::file>,
               .json = false,
               .csv = true},
+    // a phase added after the CSV's other columns (the columns only ever grow at the end)
+    ATTN_PHASE(cooldown_s, "Cool-down phase"),
 };
 
 #undef ATTN_METRIC_ROW

@@ -33,7 +33,11 @@ inline std::optional<MetricsReplay> parse_metrics_replay(std::string_view s) {
 inline constexpr std::int64_t kAutoKernelReplayBytes = std::int64_t{1} << 30;
 
 struct Protocol {
-  double warmup_ms = 20.0;   // [ms] of back-to-back launches before sampling
+  double warmup_ms = 20.0;  // [ms] of back-to-back launches before sampling
+  // [ms] the GPU idles before each case's warm-up, so that the power and clock state of the case
+  // before does not carry over (under a power cap the first of back-to-back kernels runs at a
+  // higher clock); 0 = none.
+  double cooldown_ms = 0.0;
   int min_samples = 10;      // never stop before this many samples
   int max_samples = 2000;    // hard cap, bounds memory and time of tiny cases
   double max_time_s = 1.0;   // [s] sampling budget per case, warm-up excluded

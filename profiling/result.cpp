@@ -58,8 +58,9 @@ namespace {
 constexpr PhaseField kPhases[] = {
     {"prepare_s", &CasePhases::prepare_s},     {"inputs_s", &CasePhases::inputs_s},
     {"reference_s", &CasePhases::reference_s}, {"check_s", &CasePhases::check_s},
-    {"warmup_s", &CasePhases::warmup_s},       {"timed_s", &CasePhases::timed_s},
-    {"metrics_s", &CasePhases::metrics_s},     {"other_s", &CasePhases::other_s},
+    {"cooldown_s", &CasePhases::cooldown_s},   {"warmup_s", &CasePhases::warmup_s},
+    {"timed_s", &CasePhases::timed_s},         {"metrics_s", &CasePhases::metrics_s},
+    {"other_s", &CasePhases::other_s},
 };
 }  // namespace
 

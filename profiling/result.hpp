@@ -127,6 +127,7 @@ struct CasePhases {
   std::optional<double> inputs_s;     // generating and uploading Q, K, V
   std::optional<double> reference_s;  // reference output and cuDNN's error bar
   std::optional<double> check_s;      // the checked run, downloading and comparing its output
+  std::optional<double> cooldown_s;   // the GPU idling before the warm-up (protocol.cooldown_ms)
   std::optional<double> warmup_s;     // back-to-back launches before sampling
   std::optional<double> timed_s;      // the samples, L2 flushes between them included
   std::optional<double> metrics_s;    // launch statistics and the CUPTI metrics pass

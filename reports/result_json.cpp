@@ -252,24 +252,27 @@ GpuInfo gpu_from(const json& j, const std::string& path) {
 }
 
 json protocol_json(const Protocol& p) {
-  return {{"warmup_ms", number(p.warmup_ms)},
-          {"min_samples", p.min_samples},
-          {"max_samples", p.max_samples},
-          {"max_time_s", number(p.max_time_s)},
-          {"noise_pct", number(p.noise_pct)},
-          {"l2", std::string(to_string(p.l2))},
-          {"graphs", p.graphs},
-          {"graph_batch", p.graph_batch},
-          {"seed", p.seed},
-          {"check", p.check},
-          {"metrics", p.metrics},
-          {"metrics_replay", std::string(to_string(p.metrics_replay))}};
+  json j = {{"warmup_ms", number(p.warmup_ms)},
+            {"min_samples", p.min_samples},
+            {"max_samples", p.max_samples},
+            {"max_time_s", number(p.max_time_s)},
+            {"noise_pct", number(p.noise_pct)},
+            {"l2", std::string(to_string(p.l2))},
+            {"graphs", p.graphs},
+            {"graph_batch", p.graph_batch},
+            {"seed", p.seed},
+            {"check", p.check},
+            {"metrics", p.metrics},
+            {"metrics_replay", std::string(to_string(p.metrics_replay))}};
+  if (p.cooldown_ms > 0) j["cooldown_ms"] = number(p.cooldown_ms);  // absent: none (and in older records)
+  return j;
 }
 
 Protocol protocol_from(const json& j, const std::string& path) {
   require_object(j, path);
   Protocol p;
   get_double(j, "warmup_ms", path, p.warmup_ms);
+  get_double(j, "cooldown_ms", path, p.cooldown_ms);
   get_int(j, "min_samples", path, p.min_samples);
   get_int(j, "max_samples", path, p.max_samples);
   get_double(j, "max_time_s", path, p.max_time_s);

@@ -22,9 +22,9 @@ std::string format_time_breakdown(const RunTotals& t) {
   const CasePhases& p = t.phases;
   // In the order a case runs them; phases that never ran are left out.
   const std::pair<const char*, const std::optional<double>*> phases[] = {
-      {"prepare", &p.prepare_s}, {"inputs", &p.inputs_s},  {"reference", &p.reference_s},
-      {"check", &p.check_s},     {"warm-up", &p.warmup_s}, {"timed samples", &p.timed_s},
-      {"metrics", &p.metrics_s}, {"other", &p.other_s},
+      {"prepare", &p.prepare_s},     {"inputs", &p.inputs_s},      {"reference", &p.reference_s},
+      {"check", &p.check_s},         {"cool-down", &p.cooldown_s}, {"warm-up", &p.warmup_s},
+      {"timed samples", &p.timed_s}, {"metrics", &p.metrics_s},    {"other", &p.other_s},
   };
   std::string line =
       fmt::format("time: {} wall on {} worker slot{}; {} case{} took {}:", seconds(t.wall_s), t.slots,

@@ -25,9 +25,9 @@ Backend pick_backend(const SweepSpec& spec) {
 }
 
 bool any_sweep_flag(const SweepOverrides& o) {
-  return o.preset || o.kernels || o.any_axis() || o.backend || o.baseline || o.warmup_ms || o.min_samples ||
-         o.max_samples || o.max_time_s || o.noise || o.l2 || o.graphs || o.graph_batch || o.seed ||
-         o.no_check || o.metrics;
+  return o.preset || o.kernels || o.any_axis() || o.backend || o.baseline || o.warmup_ms || o.cooldown_ms ||
+         o.min_samples || o.max_samples || o.max_time_s || o.noise || o.l2 || o.graphs || o.graph_batch ||
+         o.seed || o.no_check || o.metrics;
 }
 
 bool same_protocol(const Protocol& a, const Protocol& b) {

@@ -23,6 +23,7 @@ void text_option(CLI::App& cmd, const std::string& name, std::optional<std::stri
 // The SweepOverrides member of a valued protocol flag (by preset key), or nullptr.
 std::optional<std::string>* protocol_slot(SweepOverrides& o, const std::string& key) {
   if (key == "warmup_ms") return &o.warmup_ms;
+  if (key == "cooldown_ms") return &o.cooldown_ms;
   if (key == "min_samples") return &o.min_samples;
   if (key == "max_samples") return &o.max_samples;
   if (key == "max_time_s") return &o.max_time_s;

@@ -48,6 +48,7 @@ std::string group_field_text(const SweepGroup& g, const std::string& key) {
 
 std::string protocol_field_text(const Protocol& p, const std::string& key) {
   if (key == "warmup_ms") return fmt::format("{}", p.warmup_ms);
+  if (key == "cooldown_ms") return fmt::format("{}", p.cooldown_ms);
   if (key == "min_samples") return std::to_string(p.min_samples);
   if (key == "max_samples") return std::to_string(p.max_samples);
   if (key == "max_time_s") return fmt::format("{}", p.max_time_s);
@@ -104,6 +105,9 @@ const std::vector<FormField>& protocol_form_fields() {
   static const std::vector<FormField> f{
       {"warmup_ms", "warm-up [ms]", "--warmup-ms", &SweepForm::warmup_ms, &SweepOverrides::warmup_ms,
        "back-to-back launches before sampling"},
+      {"cooldown_ms", "cool-down [ms]", "--cooldown-ms", &SweepForm::cooldown_ms,
+       &SweepOverrides::cooldown_ms,
+       "GPU idle before each case, so a power-capped clock does not carry over"},
       {"min_samples", "min samples", "--min-samples", &SweepForm::min_samples, &SweepOverrides::min_samples,
        "never stop before this many"},
       {"max_samples", "max samples", "--max-samples", &SweepForm::max_samples, &SweepOverrides::max_samples,

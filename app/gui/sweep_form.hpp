@@ -21,7 +21,8 @@ struct SweepForm {
   // Axes and protocol fields, in flag syntax; empty = the preset's value (or the default).
   std::string batch, tokens, heads, hidden, heads_kv, seq, seq_q, seq_kv, head_dim, head_dim_v, dtype, causal,
       window, compress, select, varlen, pass;
-  std::string warmup_ms, min_samples, max_samples, max_time_s, noise, l2, seed, metrics, metrics_replay;
+  std::string warmup_ms, cooldown_ms, min_samples, max_samples, max_time_s, noise, l2, seed, metrics,
+      metrics_replay;
   std::string graphs;    // "" | "1" | "0"
   std::string no_check;  // "" | "1"
   std::string out;       // results directory; empty = runs/<run-id>

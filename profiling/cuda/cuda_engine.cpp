@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "kernels/api/bucketing.hpp"
 #include "kernels/registry.hpp"
@@ -221,6 +223,11 @@ class CudaEngine final : public CaseEngine {
 
   // Timing with NVML clocks sampled alongside; a clock drop is said in the reason.
   void time_case(PreparedKernel& kernel, const AttentionArgs& args, CaseResult& r) {
+    if (m_protocol.cooldown_ms > 0) {
+      PhaseClock clock(r.phases->cooldown_s);
+      ATTN_CUDA_CHECK(cudaStreamSynchronize(m_ctx.stream));
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_protocol.cooldown_ms));
+    }
     ClockSampler clocks(m_device.pci_bus_id);
     {
       NvtxRange range(m_ctx.nvtx, r.nvtx_range);

@@ -65,6 +65,7 @@ std::vector<std::string> sweep_args(const SweepOverrides& o, FlagStyle style) {
   add("--varlen", o.varlen);
   add("--pass", o.pass);
   add("--warmup-ms", o.warmup_ms);
+  add("--cooldown-ms", o.cooldown_ms);
   add("--min-samples", o.min_samples);
   add("--max-samples", o.max_samples);
   add("--max-time-s", o.max_time_s);

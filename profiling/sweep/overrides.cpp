@@ -142,6 +142,7 @@ void apply_overrides(SweepSpec& spec, const SweepOverrides& o) {
 
   const std::pair<const std::optional<std::string>*, const char*> protocol_flags[] = {
       {&o.warmup_ms, "warmup_ms"},
+      {&o.cooldown_ms, "cooldown_ms"},
       {&o.min_samples, "min_samples"},
       {&o.max_samples, "max_samples"},
       {&o.max_time_s, "max_time_s"},

@@ -19,8 +19,8 @@ struct SweepOverrides {
   std::optional<std::string> dtype, causal, window, compress, select, varlen, pass;
   std::optional<std::string> backend, baseline, out, force;
   // Protocol (profiling/protocol.hpp).
-  std::optional<std::string> warmup_ms, min_samples, max_samples, max_time_s, noise, l2, graphs, graph_batch,
-      metrics_replay, seed, no_check, metrics;
+  std::optional<std::string> warmup_ms, cooldown_ms, min_samples, max_samples, max_time_s, noise, l2, graphs,
+      graph_batch, metrics_replay, seed, no_check, metrics;
 
   bool any_axis() const {
     return batch || tokens || heads || hidden || heads_kv || seq || seq_q || seq_kv || head_dim ||

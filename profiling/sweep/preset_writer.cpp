@@ -101,6 +101,7 @@ std::string preset_toml(const SweepSpec& spec) {
   const Protocol& p = spec.protocol;
   out += "\n[protocol]\n";
   line("warmup_ms", fmt::format("{}", p.warmup_ms));
+  line("cooldown_ms", fmt::format("{}", p.cooldown_ms));
   line("min_samples", std::to_string(p.min_samples));
   line("max_samples", std::to_string(p.max_samples));
   line("max_time_s", fmt::format("{}", p.max_time_s));

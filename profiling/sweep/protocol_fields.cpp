@@ -14,6 +14,7 @@ namespace {
 // Upper bounds that keep a typo (warmup_ms = 1e308) from turning into a case that never ends; each
 // is far above any useful setting and shows in the field's `allowed` text.
 constexpr double kMaxWarmup_ms = 60'000;         // [ms] one minute of warm-up
+constexpr double kMaxCooldown_ms = 60'000;       // [ms] one minute of idling per case
 constexpr double kMaxTime_s = 3600;              // [s] one hour of sampling per case
 constexpr std::int64_t kMaxSamples = 1'000'000;  // samples are kept in memory per case
 
@@ -23,6 +24,9 @@ const std::vector<ProtocolField>& protocol_fields() {
   static const std::vector<ProtocolField> fields = {
       {"warmup_ms", "--warmup-ms", FieldKind::number, "a number of ms >= 0 and <= 60000",
        "warm-up time [ms] of back-to-back launches before sampling"},
+      {"cooldown_ms", "--cooldown-ms", FieldKind::number, "a number of ms >= 0 and <= 60000",
+       "GPU idle time [ms] before each case's warm-up (cuda backend), so that the clock state of the "
+       "case before (a power cap lowers the clock over back-to-back kernels) does not carry over; 0 = none"},
       {"min_samples", "--min-samples", FieldKind::integer, "an integer >= 1 and <= 1000000",
        "never stop sampling before this many samples"},
       {"max_samples", "--max-samples", FieldKind::integer,
@@ -78,7 +82,7 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
   const ProtocolField* f = find_protocol_field(key);
   if (!f) {
     problem = {"unknown protocol field",
-               "warmup_ms, min_samples, max_samples, max_time_s, noise_pct, l2, graphs, "
+               "warmup_ms, cooldown_ms, min_samples, max_samples, max_time_s, noise_pct, l2, graphs, "
                "graph_batch, seed, check, metrics, metrics_replay"};
     return false;
   }
@@ -119,6 +123,9 @@ bool try_set_protocol_field(Protocol& p, std::string_view key, std::string_view 
   if (k == "warmup_ms") {
     if (d < 0 || d > kMaxWarmup_ms) return out_of_range(text);
     p.warmup_ms = d;
+  } else if (k == "cooldown_ms") {
+    if (d < 0 || d > kMaxCooldown_ms) return out_of_range(text);
+    p.cooldown_ms = d;
   } else if (k == "min_samples") {
     if (i < 1 || i > kMaxSamples) return out_of_range(text);
     p.min_samples = static_cast<int>(i);

@@ -22,6 +22,11 @@ std::string protocol_text(const Protocol& p, const std::string& backend) {
                              p.graph_batch > 0 ? fmt::format("{} launches", p.graph_batch)
                                                : std::string("about 1 ms per sample"))
                : std::string(", one launch per sample"));
+  if (gpu && p.cooldown_ms > 0)
+    out += fmt::format(
+        "- Cool-down: the GPU idles {} ms before each case's warm-up, so that the clock state of "
+        "the case before does not carry over.\n",
+        format_fixed4(p.cooldown_ms));
   out += fmt::format("- Warm-up: {} ms of back-to-back launches (at least one) before sampling.\n",
                      format_fixed4(p.warmup_ms));
   out += fmt::format(
@@ -56,10 +61,10 @@ std::string protocol_text(const Protocol& p, const std::string& backend) {
 }
 
 bool same_protocol(const Protocol& a, const Protocol& b) {
-  return a.warmup_ms == b.warmup_ms && a.min_samples == b.min_samples && a.max_samples == b.max_samples &&
-         a.max_time_s == b.max_time_s && a.noise_pct == b.noise_pct && a.l2 == b.l2 && a.graphs == b.graphs &&
-         a.graph_batch == b.graph_batch && a.seed == b.seed && a.check == b.check && a.metrics == b.metrics &&
-         a.metrics_replay == b.metrics_replay;
+  return a.warmup_ms == b.warmup_ms && a.cooldown_ms == b.cooldown_ms && a.min_samples == b.min_samples &&
+         a.max_samples == b.max_samples && a.max_time_s == b.max_time_s && a.noise_pct == b.noise_pct &&
+         a.l2 == b.l2 && a.graphs == b.graphs && a.graph_batch == b.graph_batch && a.seed == b.seed &&
+         a.check == b.check && a.metrics == b.metrics && a.metrics_replay == b.metrics_replay;
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST(SweepFlags, EveryFlagHasHelp) {
   SweepOverrides o;
   add_sweep_flags(app, o);
   const auto options = app.get_options([](const CLI::Option* opt) { return opt->get_name() != "--help"; });
-  EXPECT_EQ(options.size(), 35u);
+  EXPECT_EQ(options.size(), 36u);
   for (const CLI::Option* opt : options) EXPECT_FALSE(opt->get_description().empty()) << opt->get_name();
   const std::string help = app.help();
   for (const char* flag :

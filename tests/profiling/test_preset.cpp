@@ -410,4 +410,26 @@ TEST(PresetWriter, MetricsReplayIsAProtocolFieldWithItsAllowedValues) {
   }
 }
 
+// cooldown_ms: a preset key and a flag, 0..60000 ms, written back; 0 (none) by default.
+TEST(PresetWriter, CooldownIsAProtocolFieldInMilliseconds) {
+  SweepSpec s = parse_preset("kernels = [\"cpu.flash\"]\n[sweep]\nseq = 16\n[protocol]\ncooldown_ms = 750\n",
+                             "cool.toml");
+  EXPECT_EQ(s.protocol.cooldown_ms, 750.0);
+  EXPECT_EQ(parse_preset(preset_toml(s), "saved.toml").protocol.cooldown_ms, 750.0);
+  EXPECT_EQ(Protocol{}.cooldown_ms, 0.0);
+  for (const char* bad : {"-1", "60001", "\"soon\""}) {
+    try {
+      (void)parse_preset(
+          std::string("kernels = [\"cpu.flash\"]\n[sweep]\nseq = 16\n[protocol]\ncooldown_ms = ") + bad +
+              "\n",
+          "bad.toml");
+      FAIL() << "cooldown_ms = " << bad << " was accepted";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cooldown_ms"), std::string::npos) << what;
+      EXPECT_NE(what.find(">= 0 and <= 60000"), std::string::npos) << what;
+    }
+  }
+}
+
 }  // namespace attn

@@ -50,7 +50,7 @@ TEST(CsvWriter, HeaderStartsWithTheFirstColumns) {
       "worker,worker_slot,worker_pid,worker_start,"
       "phase_prepare_s,phase_inputs_s,phase_reference_s,phase_check_s,phase_warmup_s,phase_timed_s,"
       "phase_metrics_s,phase_other_s,kernel_origin,compress_block,compress_stride,padding_waste,"
-      "select_block,select_count,select_seed,select_file\n");
+      "select_block,select_count,select_seed,select_file,phase_cooldown_s\n");
 }
 
 TEST(CsvWriter, Rfc4180Quoting) {

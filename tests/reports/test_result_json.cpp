@@ -71,6 +71,17 @@ TEST(ResultJson, RunRoundTripKeepsEveryField) {
   EXPECT_EQ(to_json(out), j);
 }
 
+// The cool-down is written only when there is one, so records without it (and older ones) read 0.
+TEST(ResultJson, ProtocolCooldownRoundTripsAndIsOmittedWhenNone) {
+  RunInfo in = test::full_run();
+  EXPECT_FALSE(reparse(to_json(in)).at("protocol").contains("cooldown_ms"));
+  EXPECT_EQ(run_info_from_json(reparse(to_json(in))).protocol.cooldown_ms, 0.0);
+  in.protocol.cooldown_ms = 400;
+  const json j = reparse(to_json(in));
+  EXPECT_EQ(j.at("protocol").at("cooldown_ms"), 400.0);
+  EXPECT_EQ(run_info_from_json(j).protocol.cooldown_ms, 400.0);
+}
+
 TEST(ResultJson, RunOsRoundTripsAndIsOmittedWhenUnknown) {
   RunInfo in = test::full_run();
   EXPECT_FALSE(to_json(in).contains("os"));  // runs recorded before the field: unchanged JSON
