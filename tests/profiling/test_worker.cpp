@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -361,6 +362,48 @@ TEST(Supervisor, ACaseHandedToAWorkerThatLostItsDeviceGoesToTheNextWorker) {
   EXPECT_EQ(run.cases[0].status, Status::fault);
   EXPECT_EQ(run.cases[1].case_id, cases[1].case_id);
   EXPECT_EQ(run.cases[1].status, Status::ok) << run.cases[1].reason;
+}
+
+// The case lines name the problem the worker is expected to take next, only on the last case of a
+// problem (CaseEngine::expect_next): read back from what a real worker was sent.
+TEST(Supervisor, TheLastCaseOfAProblemNamesTheNextProblem) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "attnscope_next_problem";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Problem a = small_problem(16, 8), b = small_problem(32, 8);
+  std::vector<Case> cases;
+  for (const Problem& p : {a, b})
+    for (const char* k : {"cpu.reference", "cpu.flash"})
+      cases.push_back(make_case(k, p, default_knobs(*find_kernel(k))));
+  SupervisorOptions options;
+  WorkerSlot slot;
+  slot.launch.shell_command = "tee '" + (dir / "stdin").string() + "' | '" + attnscope_binary() + "' worker";
+  slot.setup.backend = Backend::cpu;
+  slot.setup.protocol = tiny_protocol();
+  slot.label = "teed";
+  options.slots = {slot};
+  options.case_timeout_s = 20;
+  const JsonWorkerCodec codec;
+  Recorder rec(dir / "results.jsonl");
+  const SupervisorSummary s = supervise(cases, {0, 1, 2, 3}, options, codec, rec);
+  rec.writer->close();
+  EXPECT_EQ(s.finished, 4u);
+  std::ifstream in(dir / "stdin");
+  std::vector<WorkerInput> sent;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) sent.push_back(codec.decode_input(line));
+  ASSERT_EQ(sent.size(), 5u);  // the setup, then the four cases in plan order
+  EXPECT_TRUE(sent[0].setup.has_value());
+  for (std::size_t i = 1; i < sent.size(); ++i) {
+    ASSERT_TRUE(sent[i].work.has_value());
+    EXPECT_EQ(sent[i].work->case_id, cases[i - 1].case_id);
+    if (i == 2) {
+      ASSERT_TRUE(sent[i].next_problem.has_value()) << "the last case of the first problem";
+      EXPECT_TRUE(*sent[i].next_problem == b);
+    } else {
+      EXPECT_FALSE(sent[i].next_problem.has_value()) << "case " << i - 1;
+    }
+  }
 }
 
 TEST(Supervisor, GivesUpOnAWorkerCommandThatNeverStarts) {
