@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kThreads)
     reference_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                      T* __restrict__ o, float* __restrict__ lse, RefParams p) {
   constexpr int kVCols = 64 * kVecs;
-  // Q slice [64 rows][32 + 4], K slice [64 keys][32 + 4] or a V half [32 keys][kVCols], P [64][64 + 4].
+  // Q slice [64 rows][32 + 4], K slice [64 keys][32 + 4] or a V stage [16 keys][kVCols], P [64][64 + 4].
   constexpr int kKvFloats = kKeys * kQkStride > kVKeys * kVCols ? kKeys * kQkStride : kVKeys * kVCols;
   __shared__ __align__(16) float q_s[kRows * kQkStride];
   __shared__ __align__(16) float kv_s[kKvFloats];
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kThreads)
     }
 
     for (int k0 = 0; k0 < kKeys; k0 += kVKeys) {
-      __syncthreads();  // P is written; nobody reads the K slice or the last V half any more
+      __syncthreads();  // P is written; nobody reads the K slice or the last V stage any more
 #pragma unroll
       for (int n = 0; n < kVLoads; ++n) kv_s[(vr + kVRowStep * n) * kVCols + vc] = v_stage[n];
       __syncthreads();
