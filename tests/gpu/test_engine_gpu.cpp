@@ -149,6 +149,35 @@ TEST(EngineGpu, GraphsAndWarmL2ProduceConsistentTimings) {
   EXPECT_LT(graph.cases[0].timing->median_ms, plain.cases[0].timing->median_ms * 1.2);
 }
 
+// --cooldown-ms: the GPU idles that long before each case's warm-up, in a phase of its own that the
+// run record's protocol and totals carry.
+TEST(EngineGpu, CooldownIsItsOwnPhaseOfEveryCase) {
+  std::string why;
+  if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
+  const LoadedRun run = sweep("cooldown",
+                              "--kernels naive.unfused --batch 1 --heads 2 --seq 64,128 --head-dim 64 "
+                              "--cooldown-ms 150");
+  ASSERT_EQ(run.cases.size(), 2u);
+  EXPECT_EQ(run.run.protocol.cooldown_ms, 150.0);
+  for (const CaseResult& c : run.cases) {
+    ASSERT_EQ(c.status, Status::ok) << c.reason;
+    ASSERT_TRUE(c.phases.has_value());
+    ASSERT_TRUE(c.phases->cooldown_s.has_value());
+    EXPECT_GE(*c.phases->cooldown_s, 0.15);
+    EXPECT_LT(*c.phases->cooldown_s, 1.0);
+    EXPECT_GE(c.wall_s, *c.phases->cooldown_s);
+  }
+  ASSERT_TRUE(run.run.totals.has_value());
+  ASSERT_TRUE(run.run.totals->phases.cooldown_s.has_value());
+  EXPECT_GE(*run.run.totals->phases.cooldown_s, 0.30);
+  // Without the flag there is no such phase.
+  const LoadedRun plain =
+      sweep("no_cooldown", "--kernels naive.unfused --batch 1 --heads 2 --seq 64 --head-dim 64");
+  ASSERT_EQ(plain.cases.size(), 1u);
+  ASSERT_TRUE(plain.cases[0].phases.has_value());
+  EXPECT_FALSE(plain.cases[0].phases->cooldown_s.has_value());
+}
+
 TEST(EngineGpu, CaseThatDoesNotFitIsOomAndTheSweepGoesOn) {
   std::string why;
   if (!have_gpu(why)) GTEST_SKIP() << "no CUDA device: " << why;
