@@ -25,6 +25,6 @@ for key in sorted(rows):
     print(*key, f"| {c[0]:.1f} ({c[1]:.0f}) | {f[0]:.1f} ({f[1]:.0f}) | {m[0]:.1f} ({m[1]:.0f}) | {f[0] / max(c[0], 1e-9):.3f}")
 PY
 for dt in fp16 bf16; do
-  (unset LD_LIBRARY_PATH; timeout 200 python3 "$ANCHORS" --d 64,128,256 --s 2048,8192 --causal 0,1 \
+  (unset LD_LIBRARY_PATH; timeout 300 python3 "$ANCHORS" --d 64,128,256 --s 2048,8192 --causal 0,1 \
     --impl flash,triton --dtype "$dt" 2>&1 | tail -30)
 done
