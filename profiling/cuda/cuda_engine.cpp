@@ -80,7 +80,7 @@ class CudaEngine final : public CaseEngine {
   void expect_next(const Problem& next) override { m_next = next; }
 
   CaseResult run(const Case& c) override {
-    m_case_next = std::exchange(m_next, std::nullopt);
+    const std::optional<Problem> next = std::exchange(m_next, std::nullopt);  // this case's hint only
     const double t0 = monotonic_seconds();
     CaseResult r = case_record(c, Status::error);
     r.phases.emplace();
@@ -90,7 +90,7 @@ class CudaEngine final : public CaseEngine {
       r.reason = "not run: the CUDA context was lost earlier (" + m_lost_reason + ")";
     } else {
       try {
-        run_pipeline(c, r, writes_lse);
+        run_pipeline(c, next, r, writes_lse);
       } catch (const Unsupported& e) {
         r.status = Status::skipped;
         r.reason = e.what();
@@ -118,7 +118,7 @@ class CudaEngine final : public CaseEngine {
  private:
   // DESIGN.md, per case: allocate + seed inputs -> run once -> check vs reference -> time ->
   // CUPTI metrics pass -> launch stats. Throws for the case's own failures (run() records them).
-  void run_pipeline(const Case& c, CaseResult& r, bool& writes_lse) {
+  void run_pipeline(const Case& c, const std::optional<Problem>& next, CaseResult& r, bool& writes_lse) {
     CasePhases& ph = *r.phases;
     std::optional<PhaseClock> prepare(std::in_place, ph.prepare_s);
     const KernelSpec& spec = admit(c);
@@ -131,7 +131,7 @@ class CudaEngine final : public CaseEngine {
       m_problems.use(p);  // seeded inputs, shared by every kernel of this problem
       if (m_protocol.check) {
         m_problems.start_cudnn_build();
-        if (m_case_next) m_problems.prefetch_cudnn_build(*m_case_next);
+        if (next) m_problems.prefetch_cudnn_build(*next);
       }
       if (has_backward(p.pass)) m_problems.d_o();  // drawn now, so it counts as an input below
     }
@@ -284,7 +284,7 @@ class CudaEngine final : public CaseEngine {
   EngineContext m_ctx;
   GpuInfo m_device;
   ProblemCache m_problems;
-  std::optional<Problem> m_next, m_case_next;  // expect_next's hint, and the one of the running case
+  std::optional<Problem> m_next;  // expect_next's hint, for the next run()
   CaseTimer m_timer;
   ProfilingPass m_profiling;
   CaseBuffers m_case;

@@ -83,7 +83,6 @@ void ProblemCache::use(const Problem& pass_problem) {
   m_pinned = std::move(pinned);
   if (prefetch && prefetch->problem == p) {
     m_cudnn_build = std::move(prefetch->build);
-    m_cudnn_build_started = true;
   } else {
     m_prefetch = std::move(prefetch);  // still ahead (or never coming: dropped at the next switch)
   }
@@ -221,8 +220,7 @@ void ProblemCache::ensure_reference() {
 }
 
 void ProblemCache::start_cudnn_build() {
-  if (m_cudnn_build_started || m_has_reference) return;
-  m_cudnn_build_started = true;
+  if (m_cudnn_build.valid() || m_has_reference) return;
   m_cudnn_build = prepare_cudnn_async(m_problem);
 }
 

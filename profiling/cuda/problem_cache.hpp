@@ -105,7 +105,6 @@ class ProblemCache {
   DeviceBuffer m_q, m_k, m_v;
   bool m_has_reference = false;
   std::future<std::unique_ptr<PreparedKernel>> m_cudnn_build;  // start_cudnn_build's, until used
-  bool m_cudnn_build_started = false;
   struct Prefetch {
     Problem problem;
     std::future<std::unique_ptr<PreparedKernel>> build;
