@@ -17,6 +17,10 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
+// 4-byte async copy through L1 (a row's LSE or row sum); src_bytes 0 zero-fills.
+__device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 // All but the N most recent commit groups landed.

@@ -1,13 +1,18 @@
 // fa2.mma's backward: FlashAttention-2's backward (Dao 2023, algorithm 2) on mma.sync m16n8k16.
-// One CTA of 4 warps per (key block of 64, KV head, batch); it loops over the query heads of its KV
+// One CTA of 8 warps per (key block of 128, KV head, batch); it loops over the query heads of its KV
 // group and the query blocks of 64 that see the key block, so dK and dV stay in registers and need
 // no atomics. Per query block, warp w owns keys 16w..16w+15:
 //   S^T = K_w Q^T, P^T = exp2(S^T scale log2e - LSE log2e) (masked: 0), dV_w += P^T dO,
-//   dP^T = V_w dO^T, dS^T = P^T (dP^T - D) scale, dK_w += dS^T Q,
-// then dS^T goes to shared memory and warp w takes queries 16w..16w+15 of dQ += dS K, added to an
-// fp32 accumulator in global memory with atomics. A pre-pass forms D = rowsum(dO * O) and zeroes
-// the accumulator; a post-pass converts it to the dtype. Operands are staged in shared memory rows
-// padded by 16 bytes (ldmatrix without bank conflicts); no pipelining yet.
+//   dP^T = V_w dO^T, dS'^T = P^T (dP^T - D), dK_w += dS'^T Q,
+// then dS'^T goes to shared memory and warp w takes queries 16(w%4).. and half w/4 of D's columns
+// of dQ' += dS' K, added to an fp32 accumulator in global memory with atomics. The softmax scale
+// is applied once, to dK at the end and to dQ in the conversion (dS = dS' scale). A pre-pass forms
+// D = rowsum(dO * O) and zeroes the accumulator; a post-pass converts it to the dtype. Operands are
+// staged in shared memory rows padded by 16 bytes (ldmatrix without bank conflicts); the next query
+// block's Q, dO, LSE and D load (cp.async) while this one computes.
+//
+// Why 128 keys and 8 warps (v4; v3 had 64 and 4): every query block's Q, dO and dQ atomics serve
+// twice the keys, and ncu counted v3's instructions at 2.15x FlashAttention-2's for the same work.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -25,8 +30,9 @@ namespace attn::fa2 {
 
 namespace {
 
-constexpr int kBlock = 64;  // keys per CTA and queries per step
-constexpr int kWarps = 4;
+constexpr int kKeys = 128;    // keys per CTA
+constexpr int kQueries = 64;  // queries per step
+constexpr int kWarps = kKeys / 16;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -53,24 +59,26 @@ constexpr int row_elems() {
 
 template <int D>
 constexpr std::size_t smem_bytes() {
-  // K, V and two Q and dO tiles [64][D + 8] (the next query block loads during this one), dS^T
-  // [64][64 + 8] in 16-bit elements; two LSE and D rows [64] fp32.
-  return (6 * kBlock * row_elems<D>() + kBlock * (kBlock + 8)) * 2 + 4 * kBlock * sizeof(float);
+  // K and V [128][D + 8], two Q and two dO tiles [64][D + 8] (the next query block loads during this
+  // one), dS'^T [128][64 + 8] in 16-bit elements; two LSE and two D rows [64] fp32.
+  return (2 * kKeys * row_elems<D>() + 4 * kQueries * row_elems<D>() + kKeys * (kQueries + 8)) * 2 +
+         4 * kQueries * sizeof(float);
 }
 
-// acc [16 x 64] = A_w B^T: the warp's 16 rows of `a_tile` (K or V) against the 64 rows of `b_tile`
-// (Q or dO), both [64][D + 8] in shared memory: S^T = K_w Q^T and dP^T = V_w dO^T. `a_lane` and
-// `b_lane` are the lane's ldmatrix offsets [elements] into the tiles (A row-major, B stored [n][k]).
-template <int D, typename T>
+// acc [16 x 16 kNp] = A_w B^T: the warp's 16 rows of `a_tile` (K or V) against 16 kNp rows of
+// `b_tile` (Q or dO), both with rows of D + 8 elements in shared memory: S^T = K_w Q^T and
+// dP^T = V_w dO^T. `a_lane` and `b_lane` are the lane's ldmatrix offsets [elements] into the tiles
+// (A row-major, B stored [n][k]).
+template <int D, int kNp, typename T>
 __device__ __forceinline__ void warp_gemm_abt(const T* a_tile, const T* b_tile, int a_lane, int b_lane,
-                                              float (&acc)[8][4]) {
+                                              float (&acc)[2 * kNp][4]) {
   constexpr int kLd = row_elems<D>();
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     std::uint32_t a[4];
     ptx::ldmatrix_x4(ptx::smem_addr(a_tile + a_lane + kk * 16), a);
 #pragma unroll
-    for (int np = 0; np < 4; ++np) {
+    for (int np = 0; np < kNp; ++np) {
       std::uint32_t b[4];
       ptx::ldmatrix_x4(ptx::smem_addr(b_tile + np * 16 * kLd + b_lane + kk * 16), b);
       ptx::mma_16816<T>(acc[2 * np], a, b[0], b[1]);
@@ -79,12 +87,15 @@ __device__ __forceinline__ void warp_gemm_abt(const T* a_tile, const T* b_tile, 
   }
 }
 
-// Rows [row0, row0 + 64) of a BSHD tensor (row stride `ld` elements) into a padded tile; rows past
-// `rows` are zero. 16-byte cp.async chunks.
-template <int D, typename T>
+// Rows [row0, row0 + kRows) of a BSHD tensor (row stride `ld` elements) into a padded tile; rows
+// past `rows` are zero. 16-byte cp.async chunks.
+template <int D, int kRows, typename T>
 __device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t ld, int row0, int rows) {
   constexpr int kChunks = D / 8;
-  for (int idx = threadIdx.x; idx < kBlock * kChunks; idx += kThreads) {
+  static_assert(kRows * kChunks % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int k = 0; k < kRows * kChunks / kThreads; ++k) {
+    const int idx = static_cast<int>(threadIdx.x) + k * kThreads;
     const int r = idx / kChunks, c = idx % kChunks;
     const bool in = row0 + r < rows;
     const T* src = base + (in ? static_cast<std::int64_t>(row0 + r) * ld + c * 8 : 0);
@@ -97,7 +108,7 @@ __device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t l
 // sequence of a row).
 template <typename T, int D>
 __global__ void row_sums_kernel(BwdParams p) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= p.total_q * p.heads_q) return;
   std::int64_t at = row * D;
@@ -116,11 +127,12 @@ __global__ void row_sums_kernel(BwdParams p) {
   if (lane == 0) p.row_sums[row] = s;
 }
 
+// dQ = dQ' scale in the dtype.
 template <typename T, int D>
 __global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    static_cast<T*>(p.dq)[i] = from_float<T>(p.dq_acc[i]);
+    static_cast<T*>(p.dq)[i] = from_float<T>(p.dq_acc[i] * p.scale);
 }
 
 // kVarlen: blockIdx.z is a sequence of a packed varlen batch (its own lengths, rows at the prefix
@@ -129,17 +141,17 @@ __global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
 template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  constexpr int kLd = row_elems<D>(), kDsLd = kBlock + 8;
+  constexpr int kLd = row_elems<D>(), kDsLd = kQueries + 8;
   T* k_s = reinterpret_cast<T*>(smem);
-  T* v_s = k_s + kBlock * kLd;
+  T* v_s = k_s + kKeys * kLd;
   // Double buffers as base + buffer * stride (not arrays of pointers, which would live on the stack).
-  T* const q_buf0 = v_s + kBlock * kLd;
-  T* const do_buf0 = v_s + 3 * kBlock * kLd;
-  T* ds_s = v_s + 5 * kBlock * kLd;
-  float* const lse_buf0 = reinterpret_cast<float*>(ds_s + kBlock * kDsLd);
-  float* const dsum_buf0 = lse_buf0 + 2 * kBlock;
+  T* const q_buf0 = v_s + kKeys * kLd;
+  T* const do_buf0 = q_buf0 + 2 * kQueries * kLd;
+  T* ds_s = do_buf0 + 2 * kQueries * kLd;
+  float* const lse_buf0 = reinterpret_cast<float*>(ds_s + kKeys * kDsLd);
+  float* const dsum_buf0 = lse_buf0 + 2 * kQueries;
 
-  const int j0 = blockIdx.x * kBlock, hk = blockIdx.y, b = blockIdx.z;
+  const int j0 = blockIdx.x * kKeys, hk = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const std::int64_t q_ld = static_cast<std::int64_t>(p.heads_q) * D,
                      kv_ld = static_cast<std::int64_t>(p.heads_kv) * D;
@@ -160,12 +172,12 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   }
   const T* k_base = static_cast<const T*>(p.k) + (kv_row0 * p.heads_kv + hk) * D;
   const T* v_base = static_cast<const T*>(p.v) + (kv_row0 * p.heads_kv + hk) * D;
-  load_tile<D>(k_s, k_base, kv_ld, j0, seq_kv);
-  load_tile<D>(v_s, v_base, kv_ld, j0, seq_kv);
+  load_tile<D, kKeys>(k_s, k_base, kv_ld, j0, seq_kv);
+  load_tile<D, kKeys>(v_s, v_base, kv_ld, j0, seq_kv);
   ptx::cp_async_commit();
 
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
-  const int j_last = min(j0 + kBlock, seq_kv) - 1;  // the block's last real key
+  const int j_last = min(j0 + kKeys, seq_kv) - 1;  // the block's last real key
   // ldmatrix lane addresses (see the m16n8k16 fragment layouts): A row-major, B stored [n][k]
   // (non-transposed load), B stored [k][n] and A stored [k][m] (transposed loads).
   const int a_row = lane % 16, a_col = (lane / 16) * 8;
@@ -173,75 +185,93 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   const int bt_row = (lane % 8) + 8 * ((lane / 8) % 2), bt_col = 8 * (lane / 16);
   const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
   const int a_lane = (warp * 16 + a_row) * kLd + a_col, b_lane = bn_row * kLd + bn_col;
+  // dQ's warp tile: queries dq_row0.. (16), columns dq_col0.. (D / 2).
+  constexpr int kDqCols = D / 2;
+  const int dq_row0 = (warp % 4) * 16, dq_col0 = (warp / 4) * kDqCols;
 
   // The work items, in order: (query head of the group, query block) pairs that see this key block
-  // (the visible ranges grow with i). The next item's Q and dO load while this one computes.
+  // (the visible ranges grow with i). The next item's Q, dO, LSE and D load while this one computes.
   auto advance = [&](int& h, int& i0) {
     for (;;) {
-      i0 += kBlock;
+      i0 += kQueries;
       if (i0 >= seq_q) {
         i0 = 0;
         if (++h >= (hk + 1) * p.group) return false;
       }
-      const int i_last = min(i0 + kBlock, seq_q) - 1;
+      const int i_last = min(i0 + kQueries, seq_q) - 1;
       if (mask.last(i_last) > j0 && mask.first(i0) <= j_last) return true;
     }
   };
   auto issue = [&](int h, int i0, int buf) {
     const std::int64_t head = (q_row0 * p.heads_q + h) * D;
-    load_tile<D>(q_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.q) + head, q_ld, i0, seq_q);
-    load_tile<D>(do_buf0 + buf * kBlock * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0, seq_q);
+    load_tile<D, kQueries>(q_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.q) + head, q_ld, i0, seq_q);
+    load_tile<D, kQueries>(do_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0,
+                           seq_q);
+    // LSE [B, Hq, Sq] (varlen: the sequence's [Hq, len] block at Hq x its first row); the row sums
+    // as row_sums_kernel wrote them. Rows past the end read as 0 (masked below).
+    const int r = threadIdx.x % kQueries;
+    const bool in = i0 + r < seq_q;
+    if (threadIdx.x < kQueries) {
+      const std::int64_t lse_at = (kVarlen ? q_row0 * p.heads_q + static_cast<std::int64_t>(h) * seq_q
+                                           : (static_cast<std::int64_t>(b) * p.heads_q + h) * seq_q) +
+                                  i0 + r;
+      ptx::cp_async_4(ptx::smem_addr(lse_buf0 + buf * kQueries + r), p.lse + (in ? lse_at : 0), in ? 4 : 0);
+    } else if (threadIdx.x < 2 * kQueries) {
+      const std::int64_t sum_at = kVarlen ? (q_row0 + i0 + r) * p.heads_q + h
+                                          : (static_cast<std::int64_t>(b) * p.heads_q + h) * seq_q + i0 + r;
+      ptx::cp_async_4(ptx::smem_addr(dsum_buf0 + buf * kQueries + r), p.row_sums + (in ? sum_at : 0),
+                      in ? 4 : 0);
+    }
   };
-  int h = hk * p.group, i0 = -kBlock;
+  int h = hk * p.group, i0 = -kQueries;
   bool have = advance(h, i0);
   if (have) issue(h, i0, 0);
   ptx::cp_async_commit();
+  const float scale_log2 = p.scale * kLog2e;
   for (int n = 0; have; ++n) {
     const int cur = n & 1;
     int h_next = h, i_next = i0;
     const bool more = advance(h_next, i_next);
-    __syncthreads();  // the previous item's readers of the other buffers and of dS^T are done
+    __syncthreads();  // the previous item's readers of the other buffers and of dS'^T are done
     if (more) issue(h_next, i_next, cur ^ 1);
     ptx::cp_async_commit();
-    T* q_s = q_buf0 + cur * kBlock * kLd;
-    T* do_s = do_buf0 + cur * kBlock * kLd;
-    float* lse_s = lse_buf0 + cur * kBlock;
-    float* dsum_s = dsum_buf0 + cur * kBlock;
-    const int i_last = min(i0 + kBlock, seq_q) - 1;
-    {
-      // LSE [B, Hq, Sq] (varlen: the sequence's [Hq, len] block at Hq x its first row); the row sums
-      // as row_sums_kernel wrote them.
-      const std::int64_t lse_base = kVarlen ? q_row0 * p.heads_q + static_cast<std::int64_t>(h) * seq_q
-                                            : (static_cast<std::int64_t>(b) * p.heads_q + h) * seq_q;
-      for (int r = threadIdx.x; r < kBlock; r += kThreads) {
-        const bool in = i0 + r < seq_q;
-        const std::int64_t sum_at = kVarlen ? (q_row0 + i0 + r) * p.heads_q + h : lse_base + i0 + r;
-        lse_s[r] = in ? p.lse[lse_base + i0 + r] * kLog2e : 0.0f;
-        dsum_s[r] = in ? p.row_sums[sum_at] : 0.0f;
-      }
-    }
-    ptx::cp_async_wait_group<1>();  // this item's Q and dO (and K, V) landed; the next may be in flight
+    const T* q_s = q_buf0 + cur * kQueries * kLd;
+    const T* do_s = do_buf0 + cur * kQueries * kLd;
+    const float* lse_s = lse_buf0 + cur * kQueries;
+    const float* dsum_s = dsum_buf0 + cur * kQueries;
+    const int i_last = min(i0 + kQueries, seq_q) - 1;
+    ptx::cp_async_wait_group<1>();  // this item's loads (and K, V) landed; the next may be in flight
     __syncthreads();
 
     {
       // S^T [16 keys x 64 queries] = K_w Q^T.
       float s[8][4] = {};
-      warp_gemm_abt<D>(k_s, q_s, a_lane, b_lane, s);
+      warp_gemm_abt<D, 4>(k_s, q_s, a_lane, b_lane, s);
       // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked). A block whose
-      // every (query, key) pair is visible skips the per-element test: visibility is monotone in i.
-      const bool full =
-          i0 + kBlock <= seq_q && j0 + kBlock <= seq_kv && mask.first(i_last) <= j0 && mask.last(i0) > j_last;
-      const float scale_log2 = p.scale * kLog2e;
+      // every (query, key) pair is visible takes the path without the per-element test (visibility
+      // is monotone in i); it is the common one, so it is its own code, not a predicate.
+      const bool full = i0 + kQueries <= seq_q && j0 + kKeys <= seq_kv && mask.first(i_last) <= j0 &&
+                        mask.last(i0) > j_last;
+      if (full) {
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
-          const bool on = full || (i0 + c < seq_q && j0 + warp * 16 + r < seq_kv &&
-                                   mask.visible(i0 + c, j0 + warp * 16 + r));
-          s[nt][e] = on ? ptx::exp2_approx(s[nt][e] * scale_log2 - lse_s[c]) : 0.0f;
-        }
-        // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
+          for (int e = 0; e < 4; ++e) {
+            const int c = nt * 8 + 2 * t + (e % 2);
+            s[nt][e] = ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c] * kLog2e));
+          }
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
+            const bool on =
+                i0 + c < seq_q && j0 + warp * 16 + r < seq_kv && mask.visible(i0 + c, j0 + warp * 16 + r);
+            s[nt][e] = on ? ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c] * kLog2e)) : 0.0f;
+          }
+      }
+      // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
 #pragma unroll
       for (int kc = 0; kc < 4; ++kc) {
         const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
@@ -256,19 +286,21 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
           ptx::mma_16816<T>(dv[2 * np + 1], a, bd[2], bd[3]);
         }
       }
-      // dP^T [16 x 64] = V_w dO^T, then dS^T = P^T (dP^T - D) scale in place of P^T.
-      {
-        float dp[8][4] = {};
-        warp_gemm_abt<D>(v_s, do_s, a_lane, b_lane, dp);
+      // dP^T [16 x 64] = V_w dO^T, then dS'^T = P^T (dP^T - D) in place of P^T; in two halves of
+      // 32 queries, so that P^T, dP^T, dK and dV together fit the registers at D 128 (sm_80 spilled).
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+      for (int half = 0; half < 2; ++half) {
+        float dp[4][4] = {};
+        warp_gemm_abt<D, 2>(v_s, do_s + half * 32 * kLd, a_lane, b_lane, dp);
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int c = nt * 8 + 2 * t + (e % 2);
-            s[nt][e] = s[nt][e] * (dp[nt][e] - dsum_s[c]) * p.scale;
+            const int c = half * 32 + nt * 8 + 2 * t + (e % 2);
+            s[half * 4 + nt][e] *= dp[nt][e] - dsum_s[c];
           }
       }
-      // dK_w [16 x D] += dS^T [16 x 64] Q [64 x D]; dS^T to shared memory for dQ.
+      // dK_w [16 x D] += dS'^T [16 x 64] Q [64 x D]; dS'^T to shared memory for dQ.
 #pragma unroll
       for (int kc = 0; kc < 4; ++kc) {
         const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
@@ -291,40 +323,40 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
           ptx::mma_16816<T>(dk[2 * np + 1], a, bq[2], bq[3]);
         }
       }
-      __syncthreads();  // dS^T complete
+    }
+    __syncthreads();  // dS'^T complete
 
-      // dQ [queries 16w.. x D] += dS [16 x 64 keys] K [64 x D], 32 columns at a time.
-      const int qi = i0 + warp * 16;
+    {
+      // dQ' [16 queries x D / 2] += dS' [16 x 128 keys] K [128 x D / 2].
+      float acc[kDqCols / 8][4] = {};
 #pragma unroll
-      for (int dc = 0; dc < D / 32; ++dc) {
-        float acc[4][4] = {};
+      for (int kc = 0; kc < kKeys / 16; ++kc) {
+        std::uint32_t a[4];
+        ptx::ldmatrix_x4_trans(ptx::smem_addr(ds_s + (kc * 16 + at_row) * kDsLd + dq_row0 + at_col), a);
 #pragma unroll
-        for (int kc = 0; kc < 4; ++kc) {
-          std::uint32_t a[4];
-          ptx::ldmatrix_x4_trans(ptx::smem_addr(ds_s + (kc * 16 + at_row) * kDsLd + warp * 16 + at_col), a);
-#pragma unroll
-          for (int np = 0; np < 2; ++np) {
-            std::uint32_t bk[4];
-            ptx::ldmatrix_x4_trans(
-                ptx::smem_addr(k_s + (kc * 16 + bt_row) * kLd + dc * 32 + np * 16 + bt_col), bk);
-            ptx::mma_16816<T>(acc[2 * np], a, bk[0], bk[1]);
-            ptx::mma_16816<T>(acc[2 * np + 1], a, bk[2], bk[3]);
-          }
+        for (int np = 0; np < kDqCols / 16; ++np) {
+          std::uint32_t bk[4];
+          ptx::ldmatrix_x4_trans(
+              ptx::smem_addr(k_s + (kc * 16 + bt_row) * kLd + dq_col0 + np * 16 + bt_col), bk);
+          ptx::mma_16816<T>(acc[2 * np], a, bk[0], bk[1]);
+          ptx::mma_16816<T>(acc[2 * np + 1], a, bk[2], bk[3]);
         }
+      }
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
+      for (int half = 0; half < 2; ++half) {
+        const int i = i0 + dq_row0 + g + 8 * half;
+        if (i >= seq_q) continue;
+        float* row = p.dq_acc + ((q_row0 + i) * p.heads_q + h) * D + dq_col0 + 2 * t;
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int i = qi + g + 8 * half, d = dc * 32 + nt * 8 + 2 * t;
-            if (i >= seq_q) continue;
-            float* at = p.dq_acc + ((q_row0 + i) * p.heads_q + h) * D + d;
+        for (int nt = 0; nt < kDqCols / 8; ++nt) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            atomicAdd(reinterpret_cast<float2*>(at), make_float2(acc[nt][2 * half], acc[nt][2 * half + 1]));
+          atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
+                    make_float2(acc[nt][2 * half], acc[nt][2 * half + 1]));
 #else
-            atomicAdd(at, acc[nt][2 * half]);
-            atomicAdd(at + 1, acc[nt][2 * half + 1]);
+          atomicAdd(row + nt * 8, acc[nt][2 * half]);
+          atomicAdd(row + nt * 8 + 1, acc[nt][2 * half + 1]);
 #endif
-          }
+        }
       }
     }
     h = h_next;
@@ -332,19 +364,28 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
     have = more;
   }
 
-  // dK and dV of the warp's 16 keys.
-  T* dk_base = static_cast<T*>(p.dk) + (kv_row0 * p.heads_kv + hk) * D;
-  T* dv_base = static_cast<T*>(p.dv) + (kv_row0 * p.heads_kv + hk) * D;
+  // dK = dK' scale and dV of the warp's 16 keys. The block's coordinates and key range are read
+  // again (opaquely) rather than kept live across the loop, where sm_80 would spill them.
+  const int e_j0 = ptx::ctaid_x() * kKeys, e_hk = ptx::ctaid_y();
+  std::int64_t e_kv_row0 = static_cast<std::int64_t>(ptx::ctaid_z()) * p.seq_kv;
+  int e_seq_kv = p.seq_kv;
+  if constexpr (kVarlen) {
+    const int sq = p.seq_order[ptx::ctaid_z()];
+    e_kv_row0 = p.cu_kv[sq];
+    e_seq_kv = p.cu_kv[sq + 1] - static_cast<int>(e_kv_row0);
+  }
+  T* dk_base = static_cast<T*>(p.dk) + (e_kv_row0 * p.heads_kv + e_hk) * D;
+  T* dv_base = static_cast<T*>(p.dv) + (e_kv_row0 * p.heads_kv + e_hk) * D;
 #pragma unroll
   for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int j = j0 + warp * 16 + g + 8 * half;
-      if (j >= seq_kv) continue;
+      const int j = e_j0 + warp * 16 + g + 8 * half;
+      if (j >= e_seq_kv) continue;
       const int d = nt * 8 + 2 * t;
       const std::int64_t at = static_cast<std::int64_t>(j) * kv_ld + d;
-      dk_base[at] = from_float<T>(dk[nt][2 * half]);
-      dk_base[at + 1] = from_float<T>(dk[nt][2 * half + 1]);
+      dk_base[at] = from_float<T>(dk[nt][2 * half] * p.scale);
+      dk_base[at + 1] = from_float<T>(dk[nt][2 * half + 1] * p.scale);
       dv_base[at] = from_float<T>(dv[nt][2 * half]);
       dv_base[at + 1] = from_float<T>(dv[nt][2 * half + 1]);
     }
@@ -361,7 +402,7 @@ void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t str
   }();
   (void)attr;
   // A varlen batch: seq_kv is the longest sequence's; shorter ones return from their extra blocks.
-  const dim3 grid(static_cast<unsigned>((pr.seq_kv + kBlock - 1) / kBlock),
+  const dim3 grid(static_cast<unsigned>((pr.seq_kv + kKeys - 1) / kKeys),
                   static_cast<unsigned>(pr.heads_kv), static_cast<unsigned>(pr.batch));
   key_block_kernel<T, D, kVarlen><<<grid, kThreads, kSmem, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward key_block_kernel");
@@ -370,7 +411,7 @@ void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t str
 template <typename T, int D>
 void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
   const std::int64_t rows = prm.total_q * pr.heads_q;
-  row_sums_kernel<T, D><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, stream>>>(prm);
+  row_sums_kernel<T, D><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
   if (prm.cu_q != nullptr)
     launch_key_blocks<T, D, true>(pr, prm, stream);

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One device call per fa2.mma backward iteration (issue 20): the backward conformance matrix and the
+# kernel's own GPU tests, memcheck, new/old/new timing of tokens16k D 64/128 S 2048/8192 (fa2_ab.sh),
+# PyTorch's FA2 backward beside it (anchors.py), then ncu of the new key-block kernel at D 128.
+#   ANCHORS=dev-carry/z/anchors.py scripts/device/bwd_iter.sh dev-carry/new dev-carry/old
+set -uo pipefail
+NEW=${1:?new binary folder}
+OLD=${2:?old binary folder}
+source "$(dirname "$0")/common.sh" "$NEW"
+run_conformance "${FILTER:-Registry/BackwardConformance.*fa2_mma:Fa2MmaSpec.*:Varlen*}" 300
+timeout 120 compute-sanitizer --tool memcheck --error-exitcode 7 "$ATTNSCOPE_BIN" run --in-process \
+  --kernels fa2.mma --batch 1 --heads 8 --heads-kv 2 --seq-q 100 --seq-kv 300 --head-dim 64 --causal 1 \
+  --pass bwd --metrics none --max-time-s 0.01 --out "$OUT/memcheck" --force > "$OUT/memcheck.log" 2>&1
+echo "memcheck rc=$?"; grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | head -3
+AB_PASS=bwd AB_SEQ=2048,8192 AB_D=${AB_D:-64,128} "$(dirname "$0")/fa2_ab.sh" "$NEW" "$OLD"
+( unset LD_LIBRARY_PATH; timeout 200 python3 "${ANCHORS:-../shared/tools/anchors.py}" --d "${AB_D:-64,128}" \
+  --pass bwd --impl flash --json "$OUT/anchors.json" > "$OUT/anchors.log" 2>&1; echo "anchors rc=$?" )
+grep -E "flash" "$OUT/anchors.log" | head -12
+[[ ${SKIP_NCU:-0} == 1 ]] || BWD_NCU_FA2=0 "$(dirname "$0")/bwd_ncu.sh" "$NEW"
