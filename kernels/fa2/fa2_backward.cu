@@ -42,6 +42,7 @@ struct BwdParams {
   void *dq, *dk, *dv;
   float* dq_acc;    // [B, Sq, Hq, D] fp32
   float* row_sums;  // [B, Hq, Sq]; a varlen batch: [total_q, Hq]
+  float* lse_log2;  // LSE log2(e), in LSE's layout (the exponent of P is one FMA)
   DeviceMask mask;
   int batch, heads_q, heads_kv, group, seq_q, seq_kv;  // varlen: seq_q and seq_kv the longest
   float scale;
@@ -60,9 +61,10 @@ constexpr int row_elems() {
 template <int D>
 constexpr std::size_t smem_bytes() {
   // K and V [128][D + 8], two Q and two dO tiles [64][D + 8] (the next query block loads during this
-  // one), dS'^T [128][64 + 8] in 16-bit elements; two LSE and two D rows [64] fp32.
+  // one), dS'^T [128][64 + 8] in 16-bit elements; two LSE and two D rows [64] fp32; the four
+  // query-block bounds and the sequence's first query row.
   return (2 * kKeys * row_elems<D>() + 4 * kQueries * row_elems<D>() + kKeys * (kQueries + 8)) * 2 +
-         4 * kQueries * sizeof(float);
+         4 * kQueries * sizeof(float) + 8 * sizeof(int);
 }
 
 // acc [16 x 16 kNp] = A_w B^T: the warp's 16 rows of `a_tile` (K or V) against 16 kNp rows of
@@ -105,7 +107,8 @@ __device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t l
 
 // dsum[b, h, i] = sum_d dO * O, and the dQ accumulator zeroed; one warp per query row. A varlen
 // batch's row sums are token-major, [total_q, Hq], the layout of its rows (no search for the
-// sequence of a row).
+// sequence of a row). LSE log2(e) too, element by element: LSE has one element per row in either
+// layout, so the row's flat index is an LSE index.
 template <typename T, int D>
 __global__ void row_sums_kernel(BwdParams p) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
@@ -124,7 +127,10 @@ __global__ void row_sums_kernel(BwdParams p) {
     p.dq_acc[at + d] = 0.0f;
   }
   for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-  if (lane == 0) p.row_sums[row] = s;
+  if (lane == 0) {
+    p.row_sums[row] = s;
+    p.lse_log2[row] = p.lse[row] * kLog2e;
+  }
 }
 
 // dQ = dQ' scale in the dtype.
@@ -150,6 +156,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   T* ds_s = do_buf0 + 2 * kQueries * kLd;
   float* const lse_buf0 = reinterpret_cast<float*>(ds_s + kKeys * kDsLd);
   float* const dsum_buf0 = lse_buf0 + 2 * kQueries;
+  int* const bounds_s = reinterpret_cast<int*>(dsum_buf0 + 2 * kQueries);
 
   const int j0 = blockIdx.x * kKeys, hk = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -189,58 +196,112 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   constexpr int kDqCols = D / 2;
   const int dq_row0 = (warp % 4) * 16, dq_col0 = (warp / 4) * kDqCols;
 
-  // The work items, in order: (query head of the group, query block) pairs that see this key block
-  // (the visible ranges grow with i). The next item's Q, dO, LSE and D load while this one computes.
-  auto advance = [&](int& h, int& i0) {
-    for (;;) {
-      i0 += kQueries;
-      if (i0 >= seq_q) {
-        i0 = 0;
-        if (++h >= (hk + 1) * p.group) return false;
-      }
-      const int i_last = min(i0 + kQueries, seq_q) - 1;
-      if (mask.last(i_last) > j0 && mask.first(i0) <= j_last) return true;
+  // The query blocks [blk_begin, blk_end) that see this key block form one range, since first(i)
+  // and last(i) never decrease with i, and it is the same for every query head of the group; so do
+  // the blocks [full_begin, full_end) whose every (query, key) pair is visible. Each bound is a
+  // binary search over a monotone test, once per CTA rather than a mask evaluation per step.
+  const int blocks_q = (seq_q + kQueries - 1) / kQueries;
+  auto first_true = [&](int lo, int hi, auto&& test) {  // test: false ... false true ... true
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (test(mid))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  };
+  auto row_last = [&](int blk) { return min((blk + 1) * kQueries, seq_q) - 1; };
+  const int blk_begin = first_true(0, blocks_q, [&](int blk) { return mask.last(row_last(blk)) > j0; });
+  const int blk_end =
+      first_true(blk_begin, blocks_q, [&](int blk) { return mask.first(blk * kQueries) > j_last; });
+  const int full_begin =
+      first_true(blk_begin, blk_end, [&](int blk) { return mask.last(blk * kQueries) > j_last; });
+  int full_end = first_true(full_begin, blk_end, [&](int blk) {
+    return (blk + 1) * kQueries > seq_q || mask.first(row_last(blk)) > j0;
+  });
+  if (j0 + kKeys > seq_kv) full_end = full_begin;
+  // The loop reads the bounds and the first query row from shared memory (and the batch index
+  // from ctaid): at D 128 the registers hold dK, dV, P^T and dP^T, and these, kept live, spilled.
+  if (threadIdx.x == 0) {
+    bounds_s[0] = blk_begin;
+    bounds_s[1] = blk_end;
+    bounds_s[2] = full_begin;
+    bounds_s[3] = full_end;
+    bounds_s[4] = static_cast<int>(q_row0);  // rows < 2^31 (Problem's limits)
+    bounds_s[5] = seq_q;
+    bounds_s[6] = seq_kv;
+  }
+  // The sequence's lengths and mask inside the loop: the parameters' for a dense launch.
+  auto len_q = [&] { return kVarlen ? bounds_s[5] : p.seq_q; };
+  auto len_kv = [&] { return kVarlen ? bounds_s[6] : p.seq_kv; };
+  auto loop_mask = [&] {
+    DeviceMask m = p.mask;
+    if constexpr (kVarlen) {
+      m.seq_q = len_q();
+      m.seq_kv = len_kv();
+    }
+    return m;
+  };
+  // The work items: (query head of the group, query block in [blk_begin, blk_end)), walked by a
+  // cursor (no division per step). Items n + 1 and n + 2 load while n computes (two buffers: n + 2
+  // goes to n's once n's readers are done); n + 2's cursor is derived when it is needed, not kept.
+  const int h_end = blk_end > blk_begin ? (hk + 1) * p.group : hk * p.group;
+  struct Cursor {
+    int h, blk;
+  };
+  auto step = [&](Cursor& c) {
+    if (++c.blk == bounds_s[1]) {
+      c.blk = bounds_s[0];
+      ++c.h;
     }
   };
-  auto issue = [&](int h, int i0, int buf) {
+  auto issue = [&](Cursor c, int buf) {
+    const int h = c.h, i0 = c.blk * kQueries;
+    const std::int64_t q_row0 = bounds_s[4], b = ptx::ctaid_z();
     const std::int64_t head = (q_row0 * p.heads_q + h) * D;
-    load_tile<D, kQueries>(q_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.q) + head, q_ld, i0, seq_q);
+    load_tile<D, kQueries>(q_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.q) + head, q_ld, i0,
+                           len_q());
     load_tile<D, kQueries>(do_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0,
-                           seq_q);
-    // LSE [B, Hq, Sq] (varlen: the sequence's [Hq, len] block at Hq x its first row); the row sums
-    // as row_sums_kernel wrote them. Rows past the end read as 0 (masked below).
+                           len_q());
+    // LSE log2(e) in LSE's layout [B, Hq, Sq] (varlen: the sequence's [Hq, len] block at Hq x its first
+    // row); the row sums as row_sums_kernel wrote them. Rows past the end read as 0 (masked below).
     const int r = threadIdx.x % kQueries;
-    const bool in = i0 + r < seq_q;
+    const bool in = i0 + r < len_q();
     if (threadIdx.x < kQueries) {
-      const std::int64_t lse_at = (kVarlen ? q_row0 * p.heads_q + static_cast<std::int64_t>(h) * seq_q
-                                           : (static_cast<std::int64_t>(b) * p.heads_q + h) * seq_q) +
+      const std::int64_t lse_at = (kVarlen ? q_row0 * p.heads_q + static_cast<std::int64_t>(h) * len_q()
+                                           : (b * p.heads_q + h) * len_q()) +
                                   i0 + r;
-      ptx::cp_async_4(ptx::smem_addr(lse_buf0 + buf * kQueries + r), p.lse + (in ? lse_at : 0), in ? 4 : 0);
+      ptx::cp_async_4(ptx::smem_addr(lse_buf0 + buf * kQueries + r), p.lse_log2 + (in ? lse_at : 0),
+                      in ? 4 : 0);
     } else if (threadIdx.x < 2 * kQueries) {
-      const std::int64_t sum_at = kVarlen ? (q_row0 + i0 + r) * p.heads_q + h
-                                          : (static_cast<std::int64_t>(b) * p.heads_q + h) * seq_q + i0 + r;
+      const std::int64_t sum_at =
+          kVarlen ? (q_row0 + i0 + r) * p.heads_q + h : (b * p.heads_q + h) * len_q() + i0 + r;
       ptx::cp_async_4(ptx::smem_addr(dsum_buf0 + buf * kQueries + r), p.row_sums + (in ? sum_at : 0),
                       in ? 4 : 0);
     }
   };
-  int h = hk * p.group, i0 = -kQueries;
-  bool have = advance(h, i0);
-  if (have) issue(h, i0, 0);
+  __syncthreads();  // the bounds, before any thread reads them
+  Cursor at{hk * p.group, blk_begin};
+  if (at.h < h_end) issue(at, 0);
+  ptx::cp_async_commit();
+  if (blk_begin + 1 < blk_end) {
+    issue(Cursor{at.h, blk_begin + 1}, 1);
+  } else if (at.h + 1 < h_end) {
+    issue(Cursor{at.h + 1, blk_begin}, 1);
+  }
   ptx::cp_async_commit();
   const float scale_log2 = p.scale * kLog2e;
-  for (int n = 0; have; ++n) {
-    const int cur = n & 1;
-    int h_next = h, i_next = i0;
-    const bool more = advance(h_next, i_next);
-    __syncthreads();  // the previous item's readers of the other buffers and of dS'^T are done
-    if (more) issue(h_next, i_next, cur ^ 1);
-    ptx::cp_async_commit();
+  for (int cur = 0; at.h < h_end; cur ^= 1) {
+    const int h = at.h, i0 = at.blk * kQueries;
+    const bool full = at.blk >= bounds_s[2] && at.blk < bounds_s[3];
     const T* q_s = q_buf0 + cur * kQueries * kLd;
     const T* do_s = do_buf0 + cur * kQueries * kLd;
     const float* lse_s = lse_buf0 + cur * kQueries;
     const float* dsum_s = dsum_buf0 + cur * kQueries;
-    const int i_last = min(i0 + kQueries, seq_q) - 1;
-    ptx::cp_async_wait_group<1>();  // this item's loads (and K, V) landed; the next may be in flight
+    // Item n's loads (and K, V) landed; n + 1's may be in flight. The barrier also ends item n - 1's
+    // reads of dS'^T.
+    ptx::cp_async_wait_group<1>();
     __syncthreads();
 
     {
@@ -248,17 +309,15 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
       float s[8][4] = {};
       warp_gemm_abt<D, 4>(k_s, q_s, a_lane, b_lane, s);
       // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked). A block whose
-      // every (query, key) pair is visible takes the path without the per-element test (visibility
-      // is monotone in i); it is the common one, so it is its own code, not a predicate.
-      const bool full = i0 + kQueries <= seq_q && j0 + kKeys <= seq_kv && mask.first(i_last) <= j0 &&
-                        mask.last(i0) > j_last;
+      // every (query, key) pair is visible takes the path without the per-element test; it is the
+      // common one, so it is its own code, not a predicate.
       if (full) {
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int c = nt * 8 + 2 * t + (e % 2);
-            s[nt][e] = ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c] * kLog2e));
+            s[nt][e] = ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c]));
           }
       } else {
 #pragma unroll
@@ -266,9 +325,9 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
-            const bool on =
-                i0 + c < seq_q && j0 + warp * 16 + r < seq_kv && mask.visible(i0 + c, j0 + warp * 16 + r);
-            s[nt][e] = on ? ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c] * kLog2e)) : 0.0f;
+            const bool on = i0 + c < len_q() && j0 + warp * 16 + r < len_kv() &&
+                            loop_mask().visible(i0 + c, j0 + warp * 16 + r);
+            s[nt][e] = on ? ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c])) : 0.0f;
           }
       }
       // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
@@ -324,7 +383,14 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
         }
       }
     }
-    __syncthreads();  // dS'^T complete
+    __syncthreads();  // dS'^T complete, and every read of buffer `cur` done: item n + 2 loads into it
+    {
+      Cursor next = at;
+      step(next);
+      step(next);
+      if (next.h < h_end) issue(next, cur);
+      ptx::cp_async_commit();
+    }
 
     {
       // dQ' [16 queries x D / 2] += dS' [16 x 128 keys] K [128 x D / 2].
@@ -336,8 +402,8 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
 #pragma unroll
         for (int np = 0; np < kDqCols / 16; ++np) {
           std::uint32_t bk[4];
-          ptx::ldmatrix_x4_trans(
-              ptx::smem_addr(k_s + (kc * 16 + bt_row) * kLd + dq_col0 + np * 16 + bt_col), bk);
+          ptx::ldmatrix_x4_trans(ptx::smem_addr(k_s + (kc * 16 + bt_row) * kLd + dq_col0 + np * 16 + bt_col),
+                                 bk);
           ptx::mma_16816<T>(acc[2 * np], a, bk[0], bk[1]);
           ptx::mma_16816<T>(acc[2 * np + 1], a, bk[2], bk[3]);
         }
@@ -345,8 +411,9 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int i = i0 + dq_row0 + g + 8 * half;
-        if (i >= seq_q) continue;
-        float* row = p.dq_acc + ((q_row0 + i) * p.heads_q + h) * D + dq_col0 + 2 * t;
+        if (i >= len_q()) continue;
+        float* row =
+            p.dq_acc + ((bounds_s[4] + static_cast<std::int64_t>(i)) * p.heads_q + h) * D + dq_col0 + 2 * t;
 #pragma unroll
         for (int nt = 0; nt < kDqCols / 8; ++nt) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -359,9 +426,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
         }
       }
     }
-    h = h_next;
-    i0 = i_next;
-    have = more;
+    step(at);
   }
 
   // dK = dK' scale and dV of the warp's 16 keys. The block's coordinates and key range are read
@@ -402,8 +467,8 @@ void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t str
   }();
   (void)attr;
   // A varlen batch: seq_kv is the longest sequence's; shorter ones return from their extra blocks.
-  const dim3 grid(static_cast<unsigned>((pr.seq_kv + kKeys - 1) / kKeys),
-                  static_cast<unsigned>(pr.heads_kv), static_cast<unsigned>(pr.batch));
+  const dim3 grid(static_cast<unsigned>((pr.seq_kv + kKeys - 1) / kKeys), static_cast<unsigned>(pr.heads_kv),
+                  static_cast<unsigned>(pr.batch));
   key_block_kernel<T, D, kVarlen><<<grid, kThreads, kSmem, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward key_block_kernel");
 }
@@ -433,9 +498,14 @@ std::string backward_why_not(const Problem& p) {
   return {};
 }
 
+namespace {
+std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+}  // namespace
+
 std::size_t backward_workspace_bytes(const Problem& p) {
   const auto acc = static_cast<std::size_t>(p.q_elems()) * sizeof(float);
-  return (acc + 255) / 256 * 256 + static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
+  const auto rows = static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
+  return aligned_256(acc) + aligned_256(rows) + rows;
 }
 
 void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, const int* cu_kv,
@@ -452,8 +522,11 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   prm.dq = a.dq, prm.dk = a.dk, prm.dv = a.dv;
   auto* ws = static_cast<char*>(a.workspace);
   prm.dq_acc = reinterpret_cast<float*>(ws);
-  prm.row_sums = reinterpret_cast<float*>(
-      ws + (static_cast<std::size_t>(pr.q_elems()) * sizeof(float) + 255) / 256 * 256);
+  prm.row_sums =
+      reinterpret_cast<float*>(ws + aligned_256(static_cast<std::size_t>(pr.q_elems()) * sizeof(float)));
+  prm.lse_log2 =
+      reinterpret_cast<float*>(reinterpret_cast<char*>(prm.row_sums) +
+                               aligned_256(static_cast<std::size_t>(pr.lse_elems()) * sizeof(float)));
   prm.mask = make_device_mask(pr);
   prm.batch = static_cast<int>(pr.batch), prm.heads_q = static_cast<int>(pr.heads_q);
   prm.heads_kv = static_cast<int>(pr.heads_kv), prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
