@@ -30,8 +30,13 @@ namespace attn::fa2 {
 
 namespace {
 
-constexpr int kKeys = 128;    // keys per CTA
-constexpr int kQueries = 64;  // queries per step
+constexpr int kKeys = 128;  // keys per CTA
+// Queries per step: 128 at D 64 (FlashAttention-2's choice there; half the steps, larger warp tiles
+// in the registers D 64 leaves: +4-8% on the H100), else 64 (D 32 lost 15-30% with 128).
+template <int D>
+constexpr int queries_per_step() {
+  return D == 64 ? 128 : 64;
+}
 constexpr int kWarps = kKeys / 16;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
@@ -58,10 +63,25 @@ constexpr int row_elems() {
   return D + 8;  // 16 bytes of padding per row
 }
 
+// CTAs an SM holds: two for a dense batch at D 32 on sm_90, whose 128 registers a thread allow it
+// (the compiler took 130 when not told: one CTA an SM, 20% lost on the H100); one elsewhere: a
+// varlen batch's sequence state, and sm_80/89's code, spill at 128, and above D 32 dK and dV alone
+// take D / 2 registers.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kTwoCtasAtD32 = false;
+#else
+constexpr bool kTwoCtasAtD32 = true;
+#endif
+template <int D, bool kVarlen>
+constexpr int ctas_per_sm() {
+  return D <= 32 && !kVarlen && kTwoCtasAtD32 ? 2 : 1;
+}
+
 template <int D>
 constexpr std::size_t smem_bytes() {
-  // K and V [128][D + 8], two Q and two dO tiles [64][D + 8] (the next query block loads during this
-  // one), dS'^T [128][64 + 8] in 16-bit elements; two LSE and two D rows [64] fp32; the four
+  constexpr int kQueries = queries_per_step<D>();
+  // K and V [128][D + 8], two Q and two dO tiles [kQueries][D + 8] (the next query block loads during
+  // this one), dS'^T [128][kQueries + 8] in 16-bit elements; two LSE and two D rows [kQueries] fp32; the four
   // query-block bounds and the sequence's first query row.
   return (2 * kKeys * row_elems<D>() + 4 * kQueries * row_elems<D>() + kKeys * (kQueries + 8)) * 2 +
          4 * kQueries * sizeof(float) + 8 * sizeof(int);
@@ -145,8 +165,9 @@ __global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
 // sums, LSE blocks [Hq, len] at Hq x its first row); a key block past its keys returns at once. A
 // dense launch compiles none of it.
 template <typename T, int D, bool kVarlen>
-__global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
+__global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int kQueries = queries_per_step<D>(), kQTiles = kQueries / 8;
   constexpr int kLd = row_elems<D>(), kDsLd = kQueries + 8;
   T* k_s = reinterpret_cast<T*>(smem);
   T* v_s = k_s + kKeys * kLd;
@@ -193,8 +214,9 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
   const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
   const int a_lane = (warp * 16 + a_row) * kLd + a_col, b_lane = bn_row * kLd + bn_col;
   // dQ's warp tile: queries dq_row0.. (16), columns dq_col0.. (D / 2).
-  constexpr int kDqCols = D / 2;
-  const int dq_row0 = (warp % 4) * 16, dq_col0 = (warp / 4) * kDqCols;
+  // 8 warps over kQueries x D: kQueries / 16 row groups, each split into 128 / kQueries column parts.
+  constexpr int kDqRowGroups = kQueries / 16, kDqCols = D * kQueries / 128;
+  const int dq_row0 = (warp % kDqRowGroups) * 16, dq_col0 = (warp / kDqRowGroups) * kDqCols;
 
   // The query blocks [blk_begin, blk_end) that see this key block form one range, since first(i)
   // and last(i) never decrease with i, and it is the same for every query head of the group; so do
@@ -305,34 +327,46 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
     __syncthreads();
 
     {
-      // S^T [16 keys x 64 queries] = K_w Q^T.
-      float s[8][4] = {};
-      warp_gemm_abt<D, 4>(k_s, q_s, a_lane, b_lane, s);
+      // S^T [16 keys x kQueries] = K_w Q^T.
+      float s[kQTiles][4] = {};
+      warp_gemm_abt<D, kQTiles / 2>(k_s, q_s, a_lane, b_lane, s);
       // P^T, 0 where masked (a row with no visible key has LSE -inf and is all masked). A block whose
       // every (query, key) pair is visible takes the path without the per-element test; it is the
       // common one, so it is its own code, not a predicate.
       if (full) {
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < kQTiles; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int c = nt * 8 + 2 * t + (e % 2);
             s[nt][e] = ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c]));
           }
       } else {
+        // Each query's visible keys as a range relative to the warp's first key, once per query
+        // (the thread holds two queries per n-tile), then a range test per element.
+        const int jw = j0 + warp * 16;
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < kQTiles; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = g + 8 * (e / 2), c = nt * 8 + 2 * t + (e % 2);
-            const bool on = i0 + c < len_q() && j0 + warp * 16 + r < len_kv() &&
-                            loop_mask().visible(i0 + c, j0 + warp * 16 + r);
-            s[nt][e] = on ? ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c])) : 0.0f;
+          for (int cc = 0; cc < 2; ++cc) {
+            const int c = nt * 8 + 2 * t + cc, i = i0 + c;
+            int lo = 0, hi = 0;  // an empty range past the last query
+            if (i < len_q()) {
+              const DeviceMask m = loop_mask();
+              const std::int64_t last = m.last(i), limit = len_kv();
+              lo = static_cast<int>(m.first(i) - jw);
+              hi = static_cast<int>((last < limit ? last : limit) - jw);
+            }
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int r = g + 8 * half, e = 2 * half + cc;
+              s[nt][e] = r >= lo && r < hi ? ptx::exp2_approx(fmaf(s[nt][e], scale_log2, -lse_s[c])) : 0.0f;
+            }
           }
       }
-      // dV_w [16 x D] += P^T [16 x 64] dO [64 x D].
+      // dV_w [16 x D] += P^T [16 x kQueries] dO [kQueries x D].
 #pragma unroll
-      for (int kc = 0; kc < 4; ++kc) {
+      for (int kc = 0; kc < kQTiles / 2; ++kc) {
         const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
                                     ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]),
                                     ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
@@ -345,10 +379,10 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
           ptx::mma_16816<T>(dv[2 * np + 1], a, bd[2], bd[3]);
         }
       }
-      // dP^T [16 x 64] = V_w dO^T, then dS'^T = P^T (dP^T - D) in place of P^T; in two halves of
-      // 32 queries, so that P^T, dP^T, dK and dV together fit the registers at D 128 (sm_80 spilled).
+      // dP^T [16 x kQueries] = V_w dO^T, then dS'^T = P^T (dP^T - D) in place of P^T; in parts of 32
+      // queries, so that P^T, dP^T, dK and dV together fit the registers at D 128 (sm_80 spilled).
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
+      for (int half = 0; half < kQueries / 32; ++half) {
         float dp[4][4] = {};
         warp_gemm_abt<D, 2>(v_s, do_s + half * 32 * kLd, a_lane, b_lane, dp);
 #pragma unroll
@@ -359,9 +393,9 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
             s[half * 4 + nt][e] *= dp[nt][e] - dsum_s[c];
           }
       }
-      // dK_w [16 x D] += dS'^T [16 x 64] Q [64 x D]; dS'^T to shared memory for dQ.
+      // dK_w [16 x D] += dS'^T [16 x kQueries] Q [kQueries x D]; dS'^T to shared memory for dQ.
 #pragma unroll
-      for (int kc = 0; kc < 4; ++kc) {
+      for (int kc = 0; kc < kQTiles / 2; ++kc) {
         const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
                                     ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]),
                                     ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
@@ -393,7 +427,7 @@ __global__ void __launch_bounds__(kThreads) key_block_kernel(BwdParams p) {
     }
 
     {
-      // dQ' [16 queries x D / 2] += dS' [16 x 128 keys] K [128 x D / 2].
+      // dQ' [16 queries x kDqCols] += dS' [16 x 128 keys] K [128 x kDqCols].
       float acc[kDqCols / 8][4] = {};
 #pragma unroll
       for (int kc = 0; kc < kKeys / 16; ++kc) {

@@ -17,3 +17,4 @@ AB_PASS=bwd AB_SEQ=2048,8192 AB_D=${AB_D:-64,128} "$(dirname "$0")/fa2_ab.sh" "$
   --pass bwd --impl flash --json "$OUT/anchors.json" > "$OUT/anchors.log" 2>&1; echo "anchors rc=$?" )
 grep -E "flash" "$OUT/anchors.log" | head -12
 [[ ${SKIP_NCU:-0} == 1 ]] || BWD_NCU_FA2=0 "$(dirname "$0")/bwd_ncu.sh" "$NEW"
+echo "== conformance (again, for the tail)"; grep -E "^\[conformance\]|^\[  (PASSED|FAILED) \]" "$OUT/conformance.log" | head -8
