@@ -168,6 +168,8 @@ template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int kQueries = queries_per_step<D>(), kQTiles = kQueries / 8;
+  // dP^T is formed in parts of 64 queries (two at D 64), each reloading the warp's V rows (A).
+  constexpr int kDpPart = 64;
   constexpr int kLd = row_elems<D>(), kDsLd = kQueries + 8;
   T* k_s = reinterpret_cast<T*>(smem);
   T* v_s = k_s + kKeys * kLd;
@@ -213,10 +215,14 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
   const int bt_row = (lane % 8) + 8 * ((lane / 8) % 2), bt_col = 8 * (lane / 16);
   const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
   const int a_lane = (warp * 16 + a_row) * kLd + a_col, b_lane = bn_row * kLd + bn_col;
-  // dQ's warp tile: queries dq_row0.. (16), columns dq_col0.. (D / 2).
+  // dQ's warp tile: queries dq_row0.. (kDqRows), columns dq_col0.. (kDqCols): 8 tiles over
+  // kQueries x D. (32 x 32 tiles would take 4 ldmatrix for 8 MMAs against 5 at 16 rows, but spilled
+  // at D 64 on sm_90 and for varlen D 128 on sm_80/89.)
   // 8 warps over kQueries x D: kQueries / 16 row groups, each split into 128 / kQueries column parts.
-  constexpr int kDqRowGroups = kQueries / 16, kDqCols = D * kQueries / 128;
-  const int dq_row0 = (warp % kDqRowGroups) * 16, dq_col0 = (warp / kDqRowGroups) * kDqCols;
+  constexpr int kDqRows = 16, kDqRowGroups = kQueries / kDqRows;
+  constexpr int kDqCols = D * kQueries / (8 * kDqRows), kDqM = kDqRows / 16;
+  static_assert(kDqCols % 16 == 0, "dQ's warp tile: whole 16-column ldmatrix loads");
+  const int dq_row0 = (warp % kDqRowGroups) * kDqRows, dq_col0 = (warp / kDqRowGroups) * kDqCols;
 
   // The query blocks [blk_begin, blk_end) that see this key block form one range, since first(i)
   // and last(i) never decrease with i, and it is the same for every query head of the group; so do
@@ -379,18 +385,18 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
           ptx::mma_16816<T>(dv[2 * np + 1], a, bd[2], bd[3]);
         }
       }
-      // dP^T [16 x kQueries] = V_w dO^T, then dS'^T = P^T (dP^T - D) in place of P^T; in parts of 32
-      // queries, so that P^T, dP^T, dK and dV together fit the registers at D 128 (sm_80 spilled).
+      // dP^T [16 x kQueries] = V_w dO^T, then dS'^T = P^T (dP^T - D) in place of P^T, in parts of
+      // kDpPart queries.
 #pragma unroll
-      for (int half = 0; half < kQueries / 32; ++half) {
-        float dp[4][4] = {};
-        warp_gemm_abt<D, 2>(v_s, do_s + half * 32 * kLd, a_lane, b_lane, dp);
+      for (int part = 0; part < kQueries / kDpPart; ++part) {
+        float dp[kDpPart / 8][4] = {};
+        warp_gemm_abt<D, kDpPart / 16>(v_s, do_s + part * kDpPart * kLd, a_lane, b_lane, dp);
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
+        for (int nt = 0; nt < kDpPart / 8; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int c = half * 32 + nt * 8 + 2 * t + (e % 2);
-            s[half * 4 + nt][e] *= dp[nt][e] - dsum_s[c];
+            const int c = part * kDpPart + nt * 8 + 2 * t + (e % 2);
+            s[part * (kDpPart / 8) + nt][e] *= dp[nt][e] - dsum_s[c];
           }
       }
       // dK_w [16 x D] += dS'^T [16 x kQueries] Q [kQueries x D]; dS'^T to shared memory for dQ.
@@ -427,24 +433,31 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
     }
 
     {
-      // dQ' [16 queries x kDqCols] += dS' [16 x 128 keys] K [128 x kDqCols].
-      float acc[kDqCols / 8][4] = {};
+      // dQ' [kDqRows queries x kDqCols] += dS' [kDqRows x 128 keys] K [128 x kDqCols].
+      float acc[kDqM][kDqCols / 8][4] = {};
 #pragma unroll
       for (int kc = 0; kc < kKeys / 16; ++kc) {
-        std::uint32_t a[4];
-        ptx::ldmatrix_x4_trans(ptx::smem_addr(ds_s + (kc * 16 + at_row) * kDsLd + dq_row0 + at_col), a);
+        std::uint32_t a[kDqM][4];
+#pragma unroll
+        for (int mt = 0; mt < kDqM; ++mt)
+          ptx::ldmatrix_x4_trans(
+              ptx::smem_addr(ds_s + (kc * 16 + at_row) * kDsLd + dq_row0 + mt * 16 + at_col), a[mt]);
 #pragma unroll
         for (int np = 0; np < kDqCols / 16; ++np) {
           std::uint32_t bk[4];
           ptx::ldmatrix_x4_trans(ptx::smem_addr(k_s + (kc * 16 + bt_row) * kLd + dq_col0 + np * 16 + bt_col),
                                  bk);
-          ptx::mma_16816<T>(acc[2 * np], a, bk[0], bk[1]);
-          ptx::mma_16816<T>(acc[2 * np + 1], a, bk[2], bk[3]);
+#pragma unroll
+          for (int mt = 0; mt < kDqM; ++mt) {
+            ptx::mma_16816<T>(acc[mt][2 * np], a[mt], bk[0], bk[1]);
+            ptx::mma_16816<T>(acc[mt][2 * np + 1], a[mt], bk[2], bk[3]);
+          }
         }
       }
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int i = i0 + dq_row0 + g + 8 * half;
+      for (int rh = 0; rh < 2 * kDqM; ++rh) {
+        const int mt = rh / 2, half = rh % 2;
+        const int i = i0 + dq_row0 + 16 * mt + g + 8 * half;
         if (i >= len_q()) continue;
         float* row =
             p.dq_acc + ((bounds_s[4] + static_cast<std::int64_t>(i)) * p.heads_q + h) * D + dq_col0 + 2 * t;
@@ -452,10 +465,10 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
         for (int nt = 0; nt < kDqCols / 8; ++nt) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
           atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
-                    make_float2(acc[nt][2 * half], acc[nt][2 * half + 1]));
+                    make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]));
 #else
-          atomicAdd(row + nt * 8, acc[nt][2 * half]);
-          atomicAdd(row + nt * 8 + 1, acc[nt][2 * half + 1]);
+          atomicAdd(row + nt * 8, acc[mt][nt][2 * half]);
+          atomicAdd(row + nt * 8 + 1, acc[mt][nt][2 * half + 1]);
 #endif
         }
       }

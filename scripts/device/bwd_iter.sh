@@ -14,7 +14,7 @@ timeout 120 compute-sanitizer --tool memcheck --error-exitcode 7 "$ATTNSCOPE_BIN
 echo "memcheck rc=$?"; grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | head -3
 AB_PASS=bwd AB_SEQ=2048,8192 AB_D=${AB_D:-64,128} "$(dirname "$0")/fa2_ab.sh" "$NEW" "$OLD"
 ( unset LD_LIBRARY_PATH; timeout 200 python3 "${ANCHORS:-../shared/tools/anchors.py}" --d "${AB_D:-64,128}" \
-  --pass bwd --impl flash --json "$OUT/anchors.json" > "$OUT/anchors.log" 2>&1; echo "anchors rc=$?" )
-grep -E "flash" "$OUT/anchors.log" | head -12
+  --pass bwd --impl "${ANCHOR_IMPL:-flash}" --json "$OUT/anchors.json" > "$OUT/anchors.log" 2>&1; echo "anchors rc=$?" )
+grep -E "^(flash|cudnn)" "$OUT/anchors.log" | head -30
 [[ ${SKIP_NCU:-0} == 1 ]] || BWD_NCU_FA2=0 "$(dirname "$0")/bwd_ncu.sh" "$NEW"
 echo "== conformance (again, for the tail)"; grep -E "^\[conformance\]|^\[  (PASSED|FAILED) \]" "$OUT/conformance.log" | head -8
