@@ -1,19 +1,23 @@
 // fa2.mma's backward kernels (included by fa2_backward.cu and fa2_backward_wide.cu, which instantiate
 // launch<T, D> for their head dims): FlashAttention-2's backward (Dao 2023, algorithm 2) on mma.sync
-// m16n8k16. One CTA of 8 warps per (key block of 128, KV head, batch); it loops over the query heads of its
-// KV group and the query blocks of 64 that see the key block, so dK and dV stay in registers and need no
-// atomics. Per query block, warp w owns keys 16w..16w+15:
+// m16n8k16. One CTA of 8 warps per (key block, KV head, batch); it loops over the query heads of its
+// KV group and the query blocks (queries_per_step) that see the key block, so dK and dV stay in
+// registers and need no atomics. Up to D 128 the key block is 128 keys and warp w owns keys
+// 16w..16w+15; per query block:
 //   S^T = K_w Q^T, P^T = exp2(S^T scale log2e - LSE log2e) (masked: 0), dV_w += P^T dO,
 //   dP^T = V_w dO^T, dS'^T = P^T (dP^T - D), dK_w += dS'^T Q,
-// then dS'^T goes to shared memory and warp w takes queries 16(w%4).. and half w/4 of D's columns
-// of dQ' += dS' K, added to an fp32 accumulator in global memory with atomics. The softmax scale
-// is applied once, to dK at the end and to dQ in the conversion (dS = dS' scale). A pre-pass forms
-// D = rowsum(dO * O) and zeroes the accumulator; a post-pass converts it to the dtype. Operands are
-// staged in shared memory rows padded by 16 bytes (ldmatrix without bank conflicts); the next query
-// block's Q, dO, LSE and D load (cp.async) while this one computes.
+// then dS'^T goes to shared memory and the 8 warps split dQ' += dS' K into 16-row tiles, added to an
+// fp32 accumulator in global memory with atomics. Above D 128 (d_split) warp pairs share 16 keys of
+// a 64-key block and each keeps half of D's columns of dK and dV, forming S^T and dP^T over its half
+// and adding its partner's (pair_sum). The softmax scale is applied once, to dK at the end and to dQ
+// in the conversion (dS = dS' scale). A pre-pass forms D = rowsum(dO * O), LSE log2(e), and zeroes the
+// accumulator; a post-pass converts it to the dtype. Operands are staged in shared memory rows
+// padded by 16 bytes (ldmatrix without bank conflicts); later query blocks' Q, dO, LSE and D load
+// (cp.async) while this one computes.
 //
 // Why 128 keys and 8 warps (v4; v3 had 64 and 4): every query block's Q, dO and dQ atomics serve
-// twice the keys, and ncu counted v3's instructions at 2.15x FlashAttention-2's for the same work.
+// twice the keys, and ncu counted v3's instructions at 2.15x FlashAttention-2's for the same work
+// (docs/PERF.md, "fa2.mma backward v4-v6").
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
