@@ -44,6 +44,14 @@ std::string backward_why_not(const Problem& p) {
 
 namespace {
 std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+template <int D>
+void launch_dtype(bool half, const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
+  if (half)
+    launch<__half, D>(pr, prm, stream);
+  else
+    launch<__nv_bfloat16, D>(pr, prm, stream);
+}
 }  // namespace
 
 std::size_t backward_workspace_bytes(const Problem& p) {
@@ -84,19 +92,19 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   const bool half = pr.dtype == DType::fp16;
   switch (pr.head_dim) {
     case 32:
-      return half ? launch<__half, 32>(pr, prm, stream) : launch<__nv_bfloat16, 32>(pr, prm, stream);
+      return launch_dtype<32>(half, pr, prm, stream);
     case 64:
-      return half ? launch<__half, 64>(pr, prm, stream) : launch<__nv_bfloat16, 64>(pr, prm, stream);
+      return launch_dtype<64>(half, pr, prm, stream);
     case 96:
-      return half ? launch<__half, 96>(pr, prm, stream) : launch<__nv_bfloat16, 96>(pr, prm, stream);
+      return launch_dtype<96>(half, pr, prm, stream);
     case 128:
-      return half ? launch<__half, 128>(pr, prm, stream) : launch<__nv_bfloat16, 128>(pr, prm, stream);
+      return launch_dtype<128>(half, pr, prm, stream);
     case 160:
-      return half ? launch<__half, 160>(pr, prm, stream) : launch<__nv_bfloat16, 160>(pr, prm, stream);
+      return launch_dtype<160>(half, pr, prm, stream);
     case 192:
-      return half ? launch<__half, 192>(pr, prm, stream) : launch<__nv_bfloat16, 192>(pr, prm, stream);
+      return launch_dtype<192>(half, pr, prm, stream);
     case 256:
-      return half ? launch<__half, 256>(pr, prm, stream) : launch<__nv_bfloat16, 256>(pr, prm, stream);
+      return launch_dtype<256>(half, pr, prm, stream);
     default:
       throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");
   }

@@ -132,6 +132,33 @@ __device__ __forceinline__ void warp_gemm_abt(const T* a_tile, const T* b_tile, 
   }
 }
 
+// The A fragment (m16n8k16) of k chunk kc (16 queries) of the warp's [16 x queries] fp32 scores,
+// packed to T: P^T for dV, dS'^T for dK and dQ.
+template <typename T, int kTiles>
+__device__ __forceinline__ void pack_a(const float (&s)[kTiles][4], int kc, std::uint32_t (&a)[4]) {
+  a[0] = ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]);
+  a[1] = ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]);
+  a[2] = ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
+  a[3] = ptx::pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+}
+
+// acc [16 x kCols] += A [16 x 16] B [16 x kCols]: A in registers, B rows row0.. and columns col0.. of
+// `b_tile` (rows of D + 8 elements), read by transposed ldmatrix at the lane's row and column
+// (bt_row, bt_col). One k chunk of dV_w += P^T dO or dK_w += dS'^T Q.
+template <int D, int kCols, typename T>
+__device__ __forceinline__ void warp_gemm_a_regs(const std::uint32_t (&a)[4], const T* b_tile, int row0,
+                                                 int col0, int bt_row, int bt_col,
+                                                 float (&acc)[kCols / 8][4]) {
+  constexpr int kLd = row_elems<D>();
+#pragma unroll
+  for (int np = 0; np < kCols / 16; ++np) {
+    std::uint32_t b[4];
+    ptx::ldmatrix_x4_trans(ptx::smem_addr(b_tile + (row0 + bt_row) * kLd + col0 + np * 16 + bt_col), b);
+    ptx::mma_16816<T>(acc[2 * np], a, b[0], b[1]);
+    ptx::mma_16816<T>(acc[2 * np + 1], a, b[2], b[3]);
+  }
+}
+
 // acc += the partner warp's acc (same fragment layout), through `xbuf` [kTiles][kWarps][32] float4,
 // lane-contiguous so that neither side's accesses conflict. The pair meets at named barrier `bar`
 // (64 threads); the caller keeps `xbuf` untouched until a CTA-wide barrier has passed.
@@ -427,18 +454,9 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
       // dV_w [16 x kDPart] += P^T [16 x kQueries] dO [kQueries x kDPart].
 #pragma unroll
       for (int kc = 0; kc < kQTiles / 2; ++kc) {
-        const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
-                                    ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]),
-                                    ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
-                                    ptx::pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
-#pragma unroll
-        for (int np = 0; np < kDPart / 16; ++np) {
-          std::uint32_t bd[4];
-          ptx::ldmatrix_x4_trans(
-              ptx::smem_addr(do_s + (kc * 16 + bt_row) * kLd + kd * kDPart + np * 16 + bt_col), bd);
-          ptx::mma_16816<T>(dv[2 * np], a, bd[0], bd[1]);
-          ptx::mma_16816<T>(dv[2 * np + 1], a, bd[2], bd[3]);
-        }
+        std::uint32_t a[4];
+        pack_a<T>(s, kc, a);
+        warp_gemm_a_regs<D, kDPart>(a, do_s, kc * 16, kd * kDPart, bt_row, bt_col, dv);
       }
       // dP^T [16 x kQueries] = V_w dO^T, then dS'^T = P^T (dP^T - D) in place of P^T, in parts of
       // kDpPart queries.
@@ -459,10 +477,8 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
       // dQ (by one warp of a pair: both hold the same).
 #pragma unroll
       for (int kc = 0; kc < kQTiles / 2; ++kc) {
-        const std::uint32_t a[4] = {ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]),
-                                    ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]),
-                                    ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
-                                    ptx::pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+        std::uint32_t a[4];
+        pack_a<T>(s, kc, a);
         if (kd == 0) {
           std::uint32_t* row_g =
               reinterpret_cast<std::uint32_t*>(ds_s + (kw * 16 + g) * kDsLd + kc * 16 + 2 * t);
@@ -473,14 +489,7 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
           row_g[4] = a[2];  // 8 elements further: the second n-tile of this k chunk
           row_g8[4] = a[3];
         }
-#pragma unroll
-        for (int np = 0; np < kDPart / 16; ++np) {
-          std::uint32_t bq[4];
-          ptx::ldmatrix_x4_trans(
-              ptx::smem_addr(q_s + (kc * 16 + bt_row) * kLd + kd * kDPart + np * 16 + bt_col), bq);
-          ptx::mma_16816<T>(dk[2 * np], a, bq[0], bq[1]);
-          ptx::mma_16816<T>(dk[2 * np + 1], a, bq[2], bq[3]);
-        }
+        warp_gemm_a_regs<D, kDPart>(a, q_s, kc * 16, kd * kDPart, bt_row, bt_col, dk);
       }
     }
     __syncthreads();  // dS'^T complete, and every read of buffer `cur` done: item n + kBuf loads into it
