@@ -131,10 +131,10 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block
   const int at_row = (lane % 8) + 8 * (lane / 16), at_col = 8 * ((lane / 8) % 2);
   const int a_lane = (kw * 16 + a_row) * kLd + a_col + kd * kDPart,
             b_lane = bn_row * kLd + bn_col + kd * kDPart;
-  // dQ's warp tile: queries dq_row0.. (kDqRows), columns dq_col0.. (kDqCols): 8 tiles over
-  // kQueries x D. (32 x 32 tiles would take 4 ldmatrix for 8 MMAs against 5 at 16 rows, but spilled
-  // at D 64 on sm_90 and for varlen D 128 on sm_80/89.)
-  // 8 warps over kQueries x D: kQueries / 16 row groups, each split into 128 / kQueries column parts.
+  // dQ's warp tile: queries dq_row0.. (kDqRows), columns dq_col0.. (kDqCols): the 8 warps over
+  // kQueries x D as kQueries / 16 row groups of 128 / kQueries column parts. (32 x 32 tiles would take
+  // 4 ldmatrix for 8 MMAs against 5 at 16 rows, but spilled at D 64 on sm_90 and for varlen D 128 on
+  // sm_80/89.)
   constexpr int kDqRows = 16, kDqRowGroups = kQueries / kDqRows;
   constexpr int kDqCols = D * kQueries / (8 * kDqRows), kDqM = kDqRows / 16;
   static_assert(kDqCols % 16 == 0, "dQ's warp tile: whole 16-column ldmatrix loads");
