@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/api/half_convert.hpp"
+#include "profiling/cuda/cuda_stream.hpp"
 #include "profiling/cuda/device_buffer.hpp"
 #include "profiling/cuda/l2_flush.hpp"
 #include "profiling/cuda/transfer.hpp"
@@ -98,12 +99,8 @@ double gemm_tflops(cublasHandle_t handle, cudaStream_t stream, DType t) {
 MeasuredPeaks measure_peaks() {
   try {
     ATTN_CUDA_CHECK(cudaSetDevice(0));
-    cudaStream_t stream = nullptr;
-    ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    struct StreamGuard {
-      cudaStream_t s;
-      ~StreamGuard() { (void)cudaStreamDestroy(s); }
-    } stream_guard{stream};
+    const CudaStream owned_stream;
+    const cudaStream_t stream = owned_stream.get();
     cublasHandle_t handle = nullptr;
     ATTN_PEAKS_CUBLAS_CHECK(cublasCreate(&handle));
     struct HandleGuard {

@@ -11,6 +11,7 @@
 #include "kernels/registry.hpp"
 #include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/cuda_status.hpp"
+#include "profiling/cuda/cuda_stream.hpp"
 #include "profiling/cuda/device_inputs.hpp"
 #include "profiling/cuda/host_lane.hpp"
 #include "profiling/engine/stage_trace.hpp"
@@ -31,6 +32,7 @@ constexpr double kCudaReferenceMaxRelL2 = 1e-4;
 
 // "<step> 2x16x8192x128 causal": which problem a stage-trace line is about.
 std::string trace_label(const Problem& p, const char* step) {
+  if (!stage_trace_enabled()) return {};  // off: a span costs its branch only
   return fmt::format("{} {}x{}x{}x{} {}", step, p.batch, p.heads_q, p.seq_q, p.head_dim,
                      p.causal ? "causal" : "full");
 }
@@ -265,19 +267,13 @@ void ProblemCache::compute_reference() {
     // are enqueued first (m_pinned grows before the kernel starts: freeing pinned memory would wait
     // for it), then copied and computed on the host while the GPU computes the reference (q, k and
     // v stay allocated until it is done, for the same reason).
-    struct CopyStream {
-      cudaStream_t s = nullptr;
-      CopyStream() { ATTN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-      ~CopyStream() { (void)cudaStreamDestroy(s); }
-      CopyStream(const CopyStream&) = delete;
-      CopyStream& operator=(const CopyStream&) = delete;
-    } copies;
-    const std::vector<SampledHead> heads = fetch_sample_heads(copies.s);
+    const CudaStream copies;
+    const std::vector<SampledHead> heads = fetch_sample_heads(copies.get());
     poison(b, m_stream);
     kernel->run(make_args(p32, q.get(), k.get(), v.get(), b, m_stream));
     ATTN_CUDA_CHECK(cudaGetLastError());
     std::optional<StageTrace> trace(std::in_place, trace_label(p, "reference.sample_copies"));
-    ATTN_CUDA_CHECK(cudaStreamSynchronize(copies.s));
+    ATTN_CUDA_CHECK(cudaStreamSynchronize(copies.get()));
     trace.emplace(trace_label(p, "reference.sampled_rows"));
     compute_sample_rows(heads);
     trace.emplace(trace_label(p, "reference.kernel_wait"));
