@@ -10,6 +10,7 @@
 #include "profiling/cuda/cuda_status.hpp"
 #include "profiling/cuda/nvtx_range.hpp"
 #include "profiling/engine/sampler.hpp"
+#include "profiling/engine/stage_trace.hpp"
 
 namespace attn {
 
@@ -90,6 +91,7 @@ void ProfilingPass::run(PreparedKernel& kernel, const AttentionArgs& args, CaseR
                         const std::function<void()>& reset, std::int64_t written_bytes) {
   NvtxRange range(m_nvtx, r.nvtx_range);
   if (m_activity) {
+    const StageTrace trace("metrics.launch_stats");
     try {
       m_activity->begin();
       kernel.run(args);

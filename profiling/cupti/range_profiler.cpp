@@ -5,9 +5,12 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "profiling/cupti/cupti_api.hpp"
+#include "profiling/engine/stage_trace.hpp"
 #include "profiling/metrics.hpp"
 
 namespace attn::cupti {
@@ -130,8 +133,6 @@ int count_passes(const std::string& chip, const std::vector<std::string>& names)
   return passes_of(a, image);
 }
 
-RangeProfiler::~RangeProfiler() = default;
-
 std::unique_ptr<RangeProfiler> RangeProfiler::create(const std::vector<std::string>& names,
                                                      std::string& unavailable, int* code) {
   if (code) *code = 0;
@@ -155,8 +156,14 @@ std::unique_ptr<RangeProfiler> RangeProfiler::create(const std::vector<std::stri
   if (CUptiResult r = a->profiler_initialize(&init); r != CUPTI_SUCCESS)
     return fail(r, "cuptiProfilerInitialize");
 
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    unavailable = "no current CUDA device to profile (cudaGetDevice failed)";
+    return nullptr;
+  }
   CUpti_Profiler_DeviceSupported_Params sup{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
-  sup.cuDevice = 0;
+  sup.cuDevice = device;
   sup.api = CUPTI_PROFILER_RANGE_PROFILING;
   if (CUptiResult r = a->device_supported(&sup); r != CUPTI_SUCCESS)
     return fail(r, "cuptiProfilerDeviceSupported");
@@ -177,7 +184,7 @@ std::unique_ptr<RangeProfiler> RangeProfiler::create(const std::vector<std::stri
   }
 
   CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-  chip.deviceIndex = 0;
+  chip.deviceIndex = static_cast<std::size_t>(device);
   if (CUptiResult r = a->chip_name(&chip); r != CUPTI_SUCCESS) return fail(r, "cuptiDeviceGetChipName");
 
   CUpti_Profiler_GetCounterAvailability_Params avail{
@@ -213,6 +220,68 @@ std::unique_ptr<RangeProfiler> RangeProfiler::create(const std::vector<std::stri
   return p;
 }
 
+RangeProfiler::~RangeProfiler() { end_session(); }
+
+void RangeProfiler::end_session() {
+  if (!m_object) return;
+  const StageTrace trace("metrics.disable");
+  if (const Api* a = api()) {
+    CUpti_RangeProfiler_Disable_Params d{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    d.pRangeProfilerObject = static_cast<CUpti_RangeProfiler_Object*>(m_object);
+    (void)a->rp_disable(&d);
+  }
+  m_object = nullptr;
+  m_image.clear();
+  m_capacity = m_used = 0;
+}
+
+void RangeProfiler::begin_session(bool kernel_replay, std::size_t capacity) {
+  const Api& a = need_api();
+  auto check = [&](CUptiResult r, const char* call) {
+    if (r != CUPTI_SUCCESS) throw MetricsError(std::string(call) + " failed: " + a.describe(r));
+  };
+  std::vector<const char*> names;
+  for (const auto& n : m_names) names.push_back(n.c_str());
+  const StageTrace trace("metrics.begin_session");
+  CUpti_RangeProfiler_Enable_Params en{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  en.ctx = static_cast<CUcontext>(m_ctx);
+  check(a.rp_enable(&en), "cuptiRangeProfilerEnable");
+  m_object = en.pRangeProfilerObject;
+  m_kernel_replay = kernel_replay;
+
+  CUpti_RangeProfiler_GetCounterDataSize_Params sz{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  sz.pRangeProfilerObject = en.pRangeProfilerObject;
+  sz.pMetricNames = names.data();
+  sz.numMetrics = names.size();
+  sz.maxNumOfRanges = capacity;
+  sz.maxNumRangeTreeNodes = static_cast<std::uint32_t>(capacity);
+  check(a.rp_counter_data_size(&sz), "cuptiRangeProfilerGetCounterDataSize");
+  m_image.assign(sz.counterDataSize, 0);
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ini{
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  ini.pRangeProfilerObject = en.pRangeProfilerObject;
+  ini.counterDataSize = m_image.size();
+  ini.pCounterData = m_image.data();
+  check(a.rp_counter_data_init(&ini), "cuptiRangeProfilerCounterDataImageInitialize");
+
+  CUpti_RangeProfiler_SetConfig_Params cfg{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  cfg.pRangeProfilerObject = en.pRangeProfilerObject;
+  cfg.configSize = m_config.size();
+  cfg.pConfig = m_config.data();
+  cfg.counterDataImageSize = m_image.size();
+  cfg.pCounterDataImage = m_image.data();
+  cfg.range = CUPTI_AutoRange;
+  cfg.replayMode = kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
+  cfg.maxRangesPerPass = capacity;
+  cfg.numNestingLevels = 1;
+  cfg.minNestingLevel = 1;
+  cfg.passIndex = 0;
+  cfg.targetNestingLevel = 1;
+  check(a.rp_set_config(&cfg), "cuptiRangeProfilerSetConfig");
+  m_capacity = capacity;
+  m_used = 0;
+}
+
 std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::function<void()>& launch,
                                                                   std::size_t max_kernels, bool kernel_replay,
                                                                   const std::function<void()>& before_pass,
@@ -224,87 +293,69 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
   std::vector<const char*> names;
   for (const auto& n : m_names) names.push_back(n.c_str());
 
-  // One SetConfig per Enable (a second one on a used object gave garbage on the H100).
-  CUpti_RangeProfiler_Enable_Params en{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-  en.ctx = static_cast<CUcontext>(m_ctx);
-  check(a.rp_enable(&en), "cuptiRangeProfilerEnable");
-  struct Disable {
-    const Api& a;
-    CUpti_RangeProfiler_Object* obj;
-    ~Disable() {
-      CUpti_RangeProfiler_Disable_Params d{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-      d.pRangeProfilerObject = obj;
-      (void)a.rp_disable(&d);
+  // One SetConfig per Enable (a second one on a used object gave garbage on the H100), so a new
+  // replay mode, or a counter image without room for this case's ranges, starts a new session.
+  if (m_object && (m_kernel_replay != kernel_replay || m_used + max_kernels > m_capacity)) end_session();
+  if (!m_object) begin_session(kernel_replay, std::max(max_kernels, m_session_ranges));
+  // Any failure leaves the session in an unknown state: the next case starts a new one.
+  struct EndOnThrow {
+    RangeProfiler& p;
+    bool armed = true;
+    ~EndOnThrow() {
+      if (armed) p.end_session();
     }
-  } disable{a, en.pRangeProfilerObject};
-
-  CUpti_RangeProfiler_GetCounterDataSize_Params sz{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-  sz.pRangeProfilerObject = en.pRangeProfilerObject;
-  sz.pMetricNames = names.data();
-  sz.numMetrics = names.size();
-  sz.maxNumOfRanges = max_kernels;
-  sz.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_kernels);
-  check(a.rp_counter_data_size(&sz), "cuptiRangeProfilerGetCounterDataSize");
-  std::vector<std::uint8_t> image(sz.counterDataSize);
-  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ini{
-      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-  ini.pRangeProfilerObject = en.pRangeProfilerObject;
-  ini.counterDataSize = image.size();
-  ini.pCounterData = image.data();
-  check(a.rp_counter_data_init(&ini), "cuptiRangeProfilerCounterDataImageInitialize");
-
-  CUpti_RangeProfiler_SetConfig_Params cfg{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-  cfg.pRangeProfilerObject = en.pRangeProfilerObject;
-  cfg.configSize = m_config.size();
-  cfg.pConfig = m_config.data();
-  cfg.counterDataImageSize = image.size();
-  cfg.pCounterDataImage = image.data();
-  cfg.range = CUPTI_AutoRange;
-  cfg.replayMode = kernel_replay ? CUPTI_KernelReplay : CUPTI_UserReplay;
-  cfg.maxRangesPerPass = max_kernels;
-  cfg.numNestingLevels = 1;
-  cfg.minNestingLevel = 1;
-  cfg.passIndex = 0;
-  cfg.targetNestingLevel = 1;
-  check(a.rp_set_config(&cfg), "cuptiRangeProfilerSetConfig");
+  } end_on_throw{*this};
+  auto* object = static_cast<CUpti_RangeProfiler_Object*>(m_object);
 
   // User replay: one trip through the loop per pass, each running the whole case again. Kernel
   // replay: CUPTI replays each kernel itself, so one trip.
+  std::optional<StageTrace> trace;
   bool all_submitted = false;
   int trip = 0;
   for (; !all_submitted; ++trip) {
     if (trip >= 4 * m_passes + 4)
       throw MetricsError("the range profiler never reported all passes submitted");
-    if (before_pass) before_pass();
+    if (before_pass) {
+      trace.emplace("metrics.reset");
+      before_pass();
+    }
+    trace.emplace("metrics.pass");
     CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-    st.pRangeProfilerObject = en.pRangeProfilerObject;
+    st.pRangeProfilerObject = object;
     check(a.rp_start(&st), "cuptiRangeProfilerStart");
     launch();
     CUpti_RangeProfiler_Stop_Params sp{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-    sp.pRangeProfilerObject = en.pRangeProfilerObject;
+    sp.pRangeProfilerObject = object;
     check(a.rp_stop(&sp), "cuptiRangeProfilerStop");
     all_submitted = sp.isAllPassSubmitted != 0;
   }
   if (passes_run) *passes_run = trip;
+  trace.emplace("metrics.decode");
   CUpti_RangeProfiler_DecodeData_Params dec{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-  dec.pRangeProfilerObject = en.pRangeProfilerObject;
+  dec.pRangeProfilerObject = object;
   check(a.rp_decode(&dec), "cuptiRangeProfilerDecodeData");
 
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-  info.pCounterDataImage = image.data();
-  info.counterDataImageSize = image.size();
+  info.pCounterDataImage = m_image.data();
+  info.counterDataImageSize = m_image.size();
   check(a.rp_counter_data_info(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  // The session's image keeps every case's ranges: this case's are the ones after the last case's.
+  if (info.numTotalRanges < m_used)
+    throw MetricsError("the range profiler's image holds fewer ranges than before this case");
+  const std::size_t first = m_used;
+  m_used = info.numTotalRanges;
 
+  trace.emplace("metrics.evaluate");
   HostObject host(a, m_chip, nullptr);  // any host object of the chip can evaluate
   std::vector<std::map<std::string, double>> out;
   std::vector<double> values(names.size());
-  for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
+  for (std::size_t i = first; i < info.numTotalRanges; ++i) {
     CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     ev.pHostObject = host.get();
-    ev.pCounterDataImage = image.data();
-    ev.counterDataImageSize = image.size();
+    ev.pCounterDataImage = m_image.data();
+    ev.counterDataImageSize = m_image.size();
     ev.rangeIndex = i;
     ev.ppMetricNames = names.data();
     ev.numMetrics = names.size();
@@ -314,6 +365,7 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
     for (std::size_t m = 0; m < names.size(); ++m) row[m_names[m]] = values[m];
     out.push_back(std::move(row));
   }
+  end_on_throw.armed = false;
   return out;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 22/25: the 60-case scale-out sweep (fa2.mma, cudnn.sdpa, cublas.unfused x B2 H16 S 1k-16k x
 # D 64,128 x causal 0,1) with its per-phase breakdown, and Nsight Compute beside the metrics pass.
-# RUNS: space-separated NAME:ARGS entries (ARGS with ',' for spaces), e.g.
-#   RUNS="none1:--metrics,none,--devices,0 def1:--devices,0 all1:--devices,all"
+# RUNS: space-separated NAME:ARGS entries (ARGS with ',' for spaces and '+' for a comma), e.g.
+#   RUNS="none1:--metrics,none,--devices,0 def1:--devices,0 two:--devices,0+1 all1:--devices,all"
 # NCU_CASES: KERNEL:SEQ:D:CAUSAL entries whose recorded ncu_command is run (from run $NCU_FROM).
 set -uo pipefail
 BIN=${BIN:-dev-carry/new}
@@ -12,7 +12,7 @@ export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 date -u; nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 SWEEP="--kernels fa2.mma,cudnn.sdpa,cublas.unfused --batch 2 --heads 16 --seq 1024:16384:x2 --head-dim 64,128 --causal 0,1"
 for entry in ${RUNS:-none1:--metrics,none}; do
-  name=${entry%%:*}; args=${entry#*:}; args=${args//,/ }
+  name=${entry%%:*}; args=${entry#*:}; args=${args//,/ }; args=${args//+/,}
   T0=$(date +%s.%N)
   $BIN/attnscope run $SWEEP $args --quiet --out $OUT/$name --force > $OUT/$name.log 2>&1
   rc=$?
