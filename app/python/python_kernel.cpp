@@ -57,7 +57,7 @@ py::dict problem_dict(const Problem& p, Backend backend) {
 // A case's callable bound to its tensors. Every Python object is released with the GIL held.
 class PythonKernel final : public PreparedKernel {
  public:
-  // `backward` is None for a kernel without one; `writes_lse` as the kernel declares it.
+  // `backward` is None for a kernel without one; `writes_lse` as the kernel declares it for `p`.
   PythonKernel(py::object fn, py::object backward, bool writes_lse, const Problem& p, Backend backend)
       : m_fn(std::move(fn)),
         m_backward(std::move(backward)),
@@ -67,6 +67,7 @@ class PythonKernel final : public PreparedKernel {
   ~PythonKernel() override {
     py::gil_scoped_acquire gil;
     m_last = py::object();
+    m_last_backward = py::object();
     m_bound = py::object();
     m_bound_backward = py::object();
     m_backward = py::object();
@@ -92,7 +93,18 @@ class PythonKernel final : public PreparedKernel {
     try {
       if (m_backward.is_none()) throw KernelError("this Python kernel has no attnscope_backward");
       bind_backward(a);
-      m_bound_backward();
+      m_last_backward = m_bound_backward();
+    } catch (py::error_already_set& e) {
+      m_last_backward = py::object();
+      rethrow_as_kernel_error(e, "backward: ");
+    }
+  }
+
+  void copy_out_backward(const BackwardArgs& a) override {
+    py::gil_scoped_acquire gil;
+    try {
+      bind_backward(a);
+      kernels_module().attr("copy_out_backward")(m_bound_backward, m_last_backward);
     } catch (py::error_already_set& e) {
       rethrow_as_kernel_error(e, "backward: ");
     }
@@ -168,7 +180,7 @@ class PythonKernel final : public PreparedKernel {
     m_backward_key = key;
   }
 
-  py::object m_fn, m_backward, m_bound, m_bound_backward, m_last;
+  py::object m_fn, m_backward, m_bound, m_bound_backward, m_last, m_last_backward;
   bool m_writes_lse = false;
   Problem m_problem;
   Backend m_backend;
@@ -201,8 +213,8 @@ KernelSpec spec_of(const py::handle& def, Backend backend) {
     const Backend b = python_kernel_backend();
     try {
       py::object fn = held->attr("prepare")(problem_dict(p, b));
-      return std::make_unique<PythonKernel>(std::move(fn), held->attr("backward"),
-                                            held->attr("writes_lse").cast<bool>(), p, b);
+      const bool writes_lse = held->attr("writes_lse_for")(problem_dict(p, b)).cast<bool>();
+      return std::make_unique<PythonKernel>(std::move(fn), held->attr("backward"), writes_lse, p, b);
     } catch (py::error_already_set& e) {
       rethrow_as_kernel_error(e, "prepare: ");
     }

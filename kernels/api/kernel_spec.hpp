@@ -94,6 +94,10 @@ class PreparedKernel {
   // the same rules as run(). The forward that produced args.o and args.lse ran on this object.
   virtual std::size_t backward_workspace_bytes() const { return 0; }
   virtual void run_backward(const BackwardArgs& args);
+  // copy_out's twin for the backward: a kernel whose gradients land in memory of its own (a Python
+  // backward that returns dq, dk, dv) copies the last backward's into args.dq, dk and dv, enqueued on
+  // args.stream. The engines call it after the check run only.
+  virtual void copy_out_backward(const BackwardArgs& /*args*/) {}
 };
 
 // A kernel that refuses a problem at prepare time (e.g. cuDNN finds no engine): the case is

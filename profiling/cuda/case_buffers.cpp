@@ -104,6 +104,7 @@ void run_backward_once(PreparedKernel& kernel, const BackwardArgs& args, const C
   if (b.backward_workspace.get())
     ATTN_CUDA_CHECK(cudaMemsetAsync(b.backward_workspace.get(), 0xFF, b.backward_workspace.bytes(), stream));
   kernel.run_backward(args);
+  kernel.copy_out_backward(args);
   ATTN_CUDA_CHECK(cudaGetLastError());
   ATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

@@ -152,6 +152,7 @@ class CpuEngine final : public CaseEngine {
       }
       if (backward) {
         kernel->run_backward(bargs);
+        kernel->copy_out_backward(bargs);
         const GradErrors e{compare_outputs(dq, m_ref_dq), compare_outputs(dk, m_ref_dk),
                            compare_outputs(dv, m_ref_dv)};
         if (!record_gradients(r, evaluate_gradients(p.dtype, e, nullptr, reference))) return;

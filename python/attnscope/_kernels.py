@@ -14,10 +14,13 @@ Optional attributes refine it: ``attnscope_id`` (the id attnscope.run gives it; 
 
 A backward (the kernel contract's, docs/design.md "Passes") takes two more attributes:
 ``attnscope_writes_lse = True`` (the forward is then also given ``lse``, [B, Hq, Sq] float32, to
-fill with each row's natural-log sum of exp of the scaled scores) and
+fill with each row's natural-log sum of exp of the scaled scores; or a callable ``(problem) -> bool``
+when only some problems need it, e.g. those whose pass has a backward) and
 ``attnscope_backward(q, k, v, o, lse, do, *, causal, window, scale, dq, dk, dv)``, which writes
 every element of dq [B, Sq, Hq, D], dk [B, Sk, Hkv, D] and dv [B, Sk, Hkv, Dv] in place (dk and dv
-summed over the query heads of a group), rows with no visible key giving zeros.
+summed over the query heads of a group), rows with no visible key giving zeros, or returns a tuple
+(dq, dk, dv) of new tensors of those shapes, which attnscope copies into its buffers after the check
+run only (as it copies a returned o), so the timed runs measure the backward alone.
 ``attnscope_backward_why_not(problem) -> str`` may refuse problems for the backward alone.
 """
 import functools
@@ -50,7 +53,8 @@ class KernelDef:
         self._prepare = prepare
         self.backward = backward
         self._backward_why_not = backward_why_not
-        self.writes_lse = bool(writes_lse)
+        # A bool, or a callable (problem) -> bool for kernels that write the LSE for some problems only.
+        self.writes_lse = writes_lse if callable(writes_lse) else bool(writes_lse)
         # Takes NSA's compressed-branch mask (a ``compress=(l, d)`` keyword); a kernel that does not
         # say so is never given such a problem.
         self.compressed_mask = bool(compressed_mask)
@@ -63,6 +67,18 @@ class KernelDef:
 
     def backward_why_not(self, problem):
         return _refusal(self._backward_why_not, problem)
+
+    def writes_lse_for(self, problem):
+        """Whether the forward of ``problem`` is given an lse to fill (and checked on it)."""
+        if not callable(self.writes_lse):
+            return self.writes_lse
+        answer = self.writes_lse(dict(problem))
+        if not isinstance(answer, bool):
+            raise TypeError(f"{self.id}: attnscope_writes_lse(problem) returned {type(answer).__name__}; expected a bool")
+        if not answer and self.backward is not None and problem["pass"] != "fwd":
+            raise TypeError(f"{self.id}: attnscope_writes_lse(problem) is False for a problem of pass "
+                            f"{problem['pass']}: the backward reads the forward's LSE")
+        return answer
 
     def why_not(self, problem):
         return _refusal(self._why_not, problem)
@@ -205,28 +221,51 @@ def bind_backward(fn, q, k, v, o, lse, do, dq, dk, dv, problem, stream):
     return functools.partial(fn, *t[:6], dq=t[6], dk=t[7], dv=t[8], **_mask_keywords(problem))
 
 
+def copy_out_backward(call, result):
+    """Puts the gradients the last backward returned, (dq, dk, dv), into attnscope's buffers; nothing
+    when it wrote them in place (returned None). Anything else is an error naming what was expected."""
+    if result is None:
+        return
+    targets = (call.keywords["dq"], call.keywords["dk"], call.keywords["dv"])
+    if not isinstance(result, (tuple, list)) or len(result) != 3:
+        raise TypeError(f"the backward returned {type(result).__name__}; expected None (dq, dk, dv written in place) "
+                        "or a tuple (dq, dk, dv)")
+    layouts = (("Sq", "Hq", "D"), ("Sk", "Hkv", "D"), ("Sk", "Hkv", "Dv"))
+    for name, target, value, (s, h, d) in zip(("dq", "dk", "dv"), targets, result, layouts):
+        layout = f"[total_{s[1:]}, {h}, {d}]" if target.ndim == 3 else f"[B, {s}, {h}, {d}]"
+        _copy_into(target, value, f"{name} ", layout)
+
+
 def copy_out(call, result):
     """Puts what the last call returned into O, unless it wrote O in place. A result of the wrong
     type, shape or dtype is an error naming what was expected."""
     o = call.keywords["out"]
     if result is None or result is o:
         return
-    expected = ("[total_q, Hq, Dv] = " if o.ndim == 3 else "[B, Sq, Hq, Dv] = ") + str(tuple(o.shape))
-    if type(o).__module__.startswith("torch"):
+    _copy_into(o, result, "", "[total_q, Hq, Dv]" if o.ndim == 3 else "[B, Sq, Hq, Dv]")
+
+
+def _copy_into(target, result, what, layout):
+    """Copies ``result`` into the engine's buffer ``target``; ``what`` ("" for O, "dq " ...) and
+    ``layout`` name it in errors."""
+    if result is target:
+        return
+    expected = f"{layout} = {tuple(target.shape)}"
+    if type(target).__module__.startswith("torch"):
         import torch
         if not isinstance(result, torch.Tensor):
-            raise TypeError(f"the kernel returned {type(result).__name__}; expected a torch.Tensor {expected}")
-        if tuple(result.shape) != tuple(o.shape):
-            raise ValueError(f"the kernel returned shape {tuple(result.shape)}; expected {expected}")
-        if result.dtype != o.dtype:
-            raise TypeError(f"the kernel returned {result.dtype}; expected {o.dtype} (the problem's dtype)")
-        if result.device != o.device:
-            raise ValueError(f"the kernel returned a tensor on {result.device}; expected {o.device}")
-        if result.data_ptr() != o.data_ptr():
-            o.copy_(result)
+            raise TypeError(f"the kernel returned {what}{type(result).__name__}; expected a torch.Tensor {expected}")
+        if tuple(result.shape) != tuple(target.shape):
+            raise ValueError(f"the kernel returned {what}shape {tuple(result.shape)}; expected {expected}")
+        if result.dtype != target.dtype:
+            raise TypeError(f"the kernel returned {what}{result.dtype}; expected {target.dtype} (the problem's dtype)")
+        if result.device != target.device:
+            raise ValueError(f"the kernel returned {what}a tensor on {result.device}; expected {target.device}")
+        if result.data_ptr() != target.data_ptr():
+            target.copy_(result)
         return
     import numpy as np
     result = np.asarray(result)
-    if result.shape != o.shape:
-        raise ValueError(f"the kernel returned shape {result.shape}; expected {expected}")
-    np.copyto(o, result, casting="same_kind")
+    if result.shape != target.shape:
+        raise ValueError(f"the kernel returned {what}shape {result.shape}; expected {expected}")
+    np.copyto(target, result, casting="same_kind")

@@ -6,7 +6,8 @@ torch.varlen (varlen_attn on packed rows) and triton.fa2, this project's
 Triton FlashAttention-2 forward. Each SDPA and Flex adapter takes contiguous BHSD copies of
 attnscope's BSHD inputs, made once per case outside the timed region (their native layout, as
 PyTorch users call them); torch.varlen reads the rows as they are. Each returns a new tensor; the
-engine copies it into O for the check only."""
+engine copies it into O for the check only. torch.flash, torch.efficient and torch.cudnn also have a
+backward (PyTorch's own, through the aten operators of SDPA's autograd: sdpa_backward.py)."""
 import math
 import warnings
 
@@ -52,8 +53,6 @@ def availability():
 def _cuda_only(problem):
     if problem["backend"] != "cuda":
         return "runs on the cuda backend only (PyTorch CUDA tensors)"
-    if problem["pass"] != "fwd":
-        return "the Python adapters measure the forward pass only (pass = fwd)"
     return ""
 
 
@@ -117,7 +116,11 @@ def _sdpa(kernel_id):
     torch = _import_torch()
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from . import sdpa_backward
     backend = getattr(SDPBackend, SDPA_BACKENDS[kernel_id][0])
+    has_backward = kernel_id in sdpa_backward.BACKENDS
+    saved = sdpa_backward.Saved()
 
     def prepare(problem):
         is_causal, mask = _sdpa_mask(problem)
@@ -133,15 +136,20 @@ def _sdpa(kernel_id):
                                                    enable_gqa=gqa)
             return o.transpose(1, 2)
 
+        if has_backward and sdpa_backward.writes_lse(problem):
+            # A pass with a backward: the backend's aten forward, which returns the LSE the backward reads.
+            def call(q, k, v, lse=None, **_):  # noqa: F811
+                return sdpa_backward.forward_with_lse(kernel_id, *views(q, k, v), is_causal, scale, lse, saved)
+
         def first_call(q, k, v, **kw):
             # PyTorch says why a forced backend refuses a problem in warnings, then raises: the case is
             # skipped with those words. Later calls go straight to `call`.
             if checked:
-                return call(q, k, v)
+                return call(q, k, v, **kw)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    o = call(q, k, v)
+                    o = call(q, k, v, **kw)
                 except RuntimeError as e:
                     why = "; ".join(str(w.message).strip() for w in caught if "kernel" in str(w.message).lower())
                     raise Unsupported(f"PyTorch refuses {kernel_id}: {why or e}") from None
@@ -153,7 +161,15 @@ def _sdpa(kernel_id):
     description = SDPA_BACKENDS[kernel_id][1]
     # The masked-SDPA baselines of NSA's compressed branch: the backends that take an explicit mask.
     explicit_mask = kernel_id in ("torch.math", "torch.efficient")
-    return KernelDef(kernel_id, description, why_not=_cuda_only, prepare=prepare, compressed_mask=explicit_mask)
+    if not has_backward:
+        return KernelDef(kernel_id, description, why_not=_cuda_only, prepare=prepare, compressed_mask=explicit_mask)
+
+    def backward(q, k, v, o, lse, do, **_):
+        return sdpa_backward.backward(kernel_id, do, saved)
+
+    return KernelDef(kernel_id, description + "; backward: PyTorch's, as autograd runs it", why_not=_cuda_only,
+                     prepare=prepare, compressed_mask=explicit_mask, backward=backward,
+                     backward_why_not=sdpa_backward.backward_why_not, writes_lse=sdpa_backward.writes_lse)
 
 
 def _flex():

@@ -206,6 +206,27 @@ def test_a_python_backward_is_checked_like_any_other(tmp_path):
     assert skipped[0]["reason"] == "numpy_attn.attention has no backward pass (pass = bwd); run it with pass = fwd"
 
 
+def test_a_backward_may_return_its_gradients_and_write_the_lse_only_when_needed(tmp_path):
+    # attnscope_writes_lse as a callable: the fwd cases get lse=None (the kernel writes none, and its O
+    # alone is checked); the gradients a backward returns are copied into attnscope's buffers and checked.
+    rows = attnscope.run(kernels=["cpu.reference", attnscope_kernel("attention_returning_gradients")],
+                         out=tmp_path / "run", batch=1, heads=4, heads_kv=[4, 2], seq_q=[40], seq_kv=[56],
+                         head_dim=16, causal=[0, 1], pass_=["fwd", "bwd", "fwd+bwd"], backend="cpu")
+    mine = [r for r in rows if r["kernel"] == "numpy_attn.attention_returning_gradients"]
+    assert len(mine) == 2 * 2 * 3
+    for r in mine:
+        assert r["status"] == "ok", r.get("reason")
+        assert r["correctness.pass"] is True
+        if r.get("problem.pass", "fwd") != "fwd":
+            for g in ("dq", "dk", "dv"):
+                assert r[f"grad_check.{g}.rel_l2"] < 1e-5, (g, r)
+    # Gradients of the wrong shape: an error naming the gradient and what was expected.
+    rows = attnscope.run(kernels=[attnscope_kernel("backward_returning_wrong_shape")], out=tmp_path / "run2",
+                         batch=1, heads=2, seq=[32], head_dim=16, pass_=["bwd"], backend="cpu")
+    assert len(rows) == 1 and rows[0]["status"] == "error"
+    assert "the kernel returned dv shape (1, 32, 2, 17); expected [B, Sk, Hkv, Dv] = (1, 32, 2, 16)" in rows[0]["reason"]
+
+
 def test_a_backward_without_lse_is_refused_at_load(tmp_path, attnscope_bin):
     result = cli(attnscope_bin, "run", "--backend", "cpu", "--python-kernel", f"{KERNELS}:backward_without_lse",
                  "--out", str(tmp_path / "a"))

@@ -127,3 +127,28 @@ def test_user_torch_backward(tmp_path):
         assert r["status"] == "ok", r.get("reason")
         if r.get("problem.pass", "fwd") != "fwd":
             assert all(r[f"grad_check.{g}.pass"] for g in ("dq", "dk", "dv")), r
+
+
+def test_sdpa_adapters_backward_is_checked_like_cudnn(tmp_path):
+    # PyTorch's own backward kernels through the aten operators of SDPA's autograd: gradients checked
+    # like cudnn.sdpa's; what needs an explicit mask or head expansion is refused for the backward.
+    kernels = ["cudnn.sdpa", "torch.flash", "torch.efficient", "torch.cudnn", "torch.math"]
+    rows = attnscope.run(kernels=kernels, out=tmp_path / "run", batch=2, heads=4, heads_kv=[4, 2], seq=[384],
+                         head_dim=[64, 128], causal=[0, 1], pass_=["bwd", "fwd+bwd"], args=["--max-time-s", "0.05"])
+    for r in rows:
+        k = r["kernel"]
+        if k == "torch.math":
+            assert r["status"] == "skipped" and "has no backward pass" in r["reason"], r.get("reason")
+            continue
+        if k == "cudnn.sdpa" and r["status"] == "skipped":  # the reference beside them; its refusals are its own
+            continue
+        if k != "cudnn.sdpa" and r["problem.heads_kv"] != r["problem.heads_q"]:
+            assert r["status"] == "skipped", (k, r.get("reason"))
+            assert "the SDPA adapters' backward runs MHA only" in r["reason"], r["reason"]
+            continue
+        assert r["status"] == "ok", (k, r.get("reason"))
+        assert r["correctness.pass"] is True
+        for g in ("dq", "dk", "dv"):
+            assert r[f"grad_check.{g}.pass"] is True, (k, g, r[f"grad_check.{g}.rel_l2"])
+        assert r["metrics.tensor_pipe_pct"] > 0, k
+    assert sum(r["status"] == "ok" and r["kernel"].startswith("torch.") for r in rows) == 3 * 2 * 2 * 2

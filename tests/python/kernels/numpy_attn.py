@@ -136,3 +136,37 @@ def backward_without_lse(q, k, v, *, causal, window, scale, out=None):
 
 
 backward_without_lse.attnscope_backward = _attention_backward
+
+
+def attention_returning_gradients(q, k, v, *, causal, window, scale, out=None, lse=None):
+    """Exact attention returning O (and its backward returning dq, dk, dv), its LSE written only for
+    problems whose pass has a backward"""
+    o, l = _forward(q, k, v, causal, window, scale)
+    if lse is not None:
+        lse[...] = l
+    return o.astype(np.float32)
+
+
+def _backward_returning(q, k, v, o, lse, do, *, causal, window, scale, dq, dk, dv):
+    grads = [np.zeros_like(x) for x in (dq, dk, dv)]
+    _attention_backward(q, k, v, o, lse, do, causal=causal, window=window, scale=scale, dq=grads[0], dk=grads[1],
+                        dv=grads[2])
+    return tuple(grads)
+
+
+attention_returning_gradients.attnscope_writes_lse = lambda problem: problem["pass"] != "fwd"
+attention_returning_gradients.attnscope_backward = _backward_returning
+
+
+def backward_returning_wrong_shape(q, k, v, *, causal, window, scale, out=None, lse=None):
+    o, l = _forward(q, k, v, causal, window, scale)
+    out[...] = o
+    lse[...] = l
+
+
+def _backward_wrong_shape(q, k, v, o, lse, do, *, causal, window, scale, dq, dk, dv):
+    return np.zeros_like(dq), np.zeros_like(dk), np.zeros(dv.shape[:-1] + (dv.shape[-1] + 1,), np.float32)
+
+
+backward_returning_wrong_shape.attnscope_writes_lse = True
+backward_returning_wrong_shape.attnscope_backward = _backward_wrong_shape
