@@ -7,7 +7,7 @@ Triton FlashAttention-2 forward. Each SDPA and Flex adapter takes contiguous BHS
 attnscope's BSHD inputs, made once per case outside the timed region (their native layout, as
 PyTorch users call them); torch.varlen reads the rows as they are. Each returns a new tensor; the
 engine copies it into O for the check only. torch.flash, torch.efficient and torch.cudnn also have a
-backward (PyTorch's own, through the aten operators of SDPA's autograd: sdpa_backward.py)."""
+backward (torch.autograd.grad of the same SDPA, as training runs it: sdpa_backward.py)."""
 import math
 import warnings
 
@@ -137,9 +137,14 @@ def _sdpa(kernel_id):
             return o.transpose(1, 2)
 
         if has_backward and sdpa_backward.writes_lse(problem):
-            # A pass with a backward: the backend's aten forward, which returns the LSE the backward reads.
+            # A pass with a backward: the same SDPA on inputs that require gradients, as in training.
+            def sdpa(qg, kg, vg):
+                with sdpa_kernel([backend]):
+                    return F.scaled_dot_product_attention(qg, kg, vg, attn_mask=mask, is_causal=is_causal, scale=scale,
+                                                          enable_gqa=gqa)
+
             def call(q, k, v, lse=None, **_):  # noqa: F811
-                return sdpa_backward.forward_with_lse(kernel_id, *views(q, k, v), is_causal, scale, lse, saved)
+                return sdpa_backward.forward_with_lse(sdpa, *views(q, k, v), lse, saved)
 
         def first_call(q, k, v, **kw):
             # PyTorch says why a forced backend refuses a problem in warnings, then raises: the case is
@@ -167,7 +172,7 @@ def _sdpa(kernel_id):
     def backward(q, k, v, o, lse, do, **_):
         return sdpa_backward.backward(kernel_id, do, saved)
 
-    return KernelDef(kernel_id, description + "; backward: PyTorch's, as autograd runs it", why_not=_cuda_only,
+    return KernelDef(kernel_id, description + "; backward: torch.autograd.grad of it", why_not=_cuda_only,
                      prepare=prepare, compressed_mask=explicit_mask, backward=backward,
                      backward_why_not=sdpa_backward.backward_why_not, writes_lse=sdpa_backward.writes_lse)
 
