@@ -296,8 +296,7 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
   // One SetConfig per Enable (a second one on a used object gave garbage on the H100), so a new
   // replay mode, or a counter image without room for this case's ranges, starts a new session.
   if (m_object && (m_kernel_replay != kernel_replay || m_used + max_kernels > m_capacity)) end_session();
-  if (!m_object) begin_session(kernel_replay, std::max(max_kernels, m_session_ranges));
-  // Any failure leaves the session in an unknown state: the next case starts a new one.
+  // Any failure (in set-up too) leaves the session in an unknown state: the next case starts anew.
   struct EndOnThrow {
     RangeProfiler& p;
     bool armed = true;
@@ -305,6 +304,7 @@ std::vector<std::map<std::string, double>> RangeProfiler::collect(const std::fun
       if (armed) p.end_session();
     }
   } end_on_throw{*this};
+  if (!m_object) begin_session(kernel_replay, std::max(max_kernels, m_session_ranges));
   auto* object = static_cast<CUpti_RangeProfiler_Object*>(m_object);
 
   // User replay: one trip through the loop per pass, each running the whole case again. Kernel

@@ -8,7 +8,7 @@ kernel through autograd. attnscope's LSE is filled from the log-sum-exp autograd
 The backward hands autograd dO in the output's layout, made once per case outside the timed region,
 and returns dq, dk, dv as BSHD views of autograd's gradients, which attnscope copies into its buffers
 after the check run only. A timed backward is therefore ``autograd.grad`` alone, what
-../shared/tools/anchors.py times; the autograd engine's own work around the kernel (about 0.1 ms a
+../shared/tools/anchors.py times; the autograd engine's own work around the kernel (0.05-0.2 ms a
 call on an H100) is part of it, as in training. (Calling the backend's aten backward operator
 directly, tried first, timed 3% less than the anchors at the median: docs/PERF.md.)
 
