@@ -123,6 +123,7 @@ def _sdpa(kernel_id):
     saved = sdpa_backward.Saved()
 
     def prepare(problem):
+        saved.clear()  # the previous case's autograd graph holds its inputs and output
         is_causal, mask = _sdpa_mask(problem)
         gqa = problem["heads_q"] != problem["heads_kv"]
         scale = problem["scale"]

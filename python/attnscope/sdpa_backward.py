@@ -36,6 +36,10 @@ class Saved:
     output, whose graph autograd keeps; and dO in the output's layout, made at the first backward."""
 
     def __init__(self):
+        self.clear()
+
+    def clear(self):
+        """Drops the last case's graph and tensors (a new case is being prepared)."""
         self.inputs = None
         self.out = None
         self._do_key = None
