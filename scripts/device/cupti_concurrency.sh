@@ -2,7 +2,7 @@
 # Issue 25: cupti_concurrency (scripts/device/cupti_concurrency.cu) on one GPU, on two from one
 # process (a thread a GPU) and on two from two processes, with attnscope's default metrics (11
 # passes) and one single-pass metric, a session a collection (fresh) or one kept open (keep).
-# PROBE: the probe binary. Built here with
+# PROBE: the probe binary (SESSION_RANGES=N: its sessions' image size, cupti_session_size.sh). Built here with
 #   nvcc -std=c++20 -O2 -I. -gencode=arch=compute_90a,code=sm_90a -c scripts/device/cupti_concurrency.cu -o probe.o
 #   g++ -o cupti_probe probe.o -Wl,--start-group build/reports/*.a build/profiling/*.a build/kernels/*.a \
 #     -Wl,--end-group (the cuBLAS, cuDNN and static cudart libraries of attnscope's link line)
