@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "kernels/fa2/fa2_backward.hpp"
 #include "kernels/fa2/fa2_backward_kernel.cuh"
@@ -25,21 +27,32 @@ ATTN_FA2_BWD_WIDE(256)
 using bwd::BwdParams;
 using bwd::launch;
 
-std::string backward_why_not(const Problem& p) {
-  switch (p.head_dim) {
-    case 32:
-    case 64:
-    case 96:
-    case 128:
-    case 160:
-    case 192:
-    case 256:
-      return {};
-    default:
-      return "head_dim = " + std::to_string(p.head_dim) +
-             ": fa2.mma's backward is compiled for 32, 64, 96, 128, 160, 192 and 256 (at 224 a warp pair's "
-             "registers spill with 64 queries a step, and 32 do not tile 224 columns)";
+namespace {
+// The head dims the backward is compiled for (instantiated here and in fa2_backward_wide.cu): the
+// refusal and the launch both read this one list.
+template <int... Ds>
+struct HeadDims {
+  static bool contains(int d) { return ((d == Ds) || ...); }
+  static std::string text() {  // "32, 64, ... and 256"
+    std::string s;
+    std::size_t i = 0;
+    ((s += (i++ == 0 ? "" : i == sizeof...(Ds) ? " and " : ", ") + std::to_string(Ds)), ...);
+    return s;
   }
+  // Calls f(std::integral_constant<int, D>) for the D equal to d; false when d is not compiled.
+  template <class F>
+  static bool with(int d, F&& f) {
+    return ((d == Ds && (f(std::integral_constant<int, Ds>{}), true)) || ...);
+  }
+};
+using BackwardHeadDims = HeadDims<32, 64, 96, 128, 160, 192, 256>;
+}  // namespace
+
+std::string backward_why_not(const Problem& p) {
+  if (BackwardHeadDims::contains(static_cast<int>(p.head_dim))) return {};
+  return "head_dim = " + std::to_string(p.head_dim) + ": fa2.mma's backward is compiled for " +
+         BackwardHeadDims::text() +
+         " (at 224 a warp pair's registers spill with 64 queries a step, and 32 do not tile 224 columns)";
 }
 
 namespace {
@@ -90,24 +103,11 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   prm.total_q = pr.total_q();
   auto stream = static_cast<cudaStream_t>(a.stream);
   const bool half = pr.dtype == DType::fp16;
-  switch (pr.head_dim) {
-    case 32:
-      return launch_dtype<32>(half, pr, prm, stream);
-    case 64:
-      return launch_dtype<64>(half, pr, prm, stream);
-    case 96:
-      return launch_dtype<96>(half, pr, prm, stream);
-    case 128:
-      return launch_dtype<128>(half, pr, prm, stream);
-    case 160:
-      return launch_dtype<160>(half, pr, prm, stream);
-    case 192:
-      return launch_dtype<192>(half, pr, prm, stream);
-    case 256:
-      return launch_dtype<256>(half, pr, prm, stream);
-    default:
-      throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");
-  }
+  const bool launched = BackwardHeadDims::with(static_cast<int>(pr.head_dim), [&](auto d) {
+    launch_dtype<decltype(d)::value>(half, pr, prm, stream);
+  });
+  if (!launched)
+    throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");
 }
 
 }  // namespace attn::fa2

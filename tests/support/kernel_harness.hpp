@@ -19,6 +19,7 @@
 #include "kernels/cpu/cpu_reference.hpp"
 #include "profiling/cuda/case_buffers.hpp"
 #include "profiling/cuda/case_timer.hpp"
+#include "profiling/cuda/cuda_stream.hpp"
 
 namespace attn::test {
 
@@ -59,22 +60,9 @@ struct RunOutput {
   double ms = 0.0;  // median of timed launches, when asked
 };
 
-// A non-blocking stream for one test run, like the engine's.
-class TestStream {
- public:
-  TestStream() {
-    if (cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking) != cudaSuccess) m_stream = nullptr;
-  }
-  ~TestStream() {
-    if (m_stream) (void)cudaStreamDestroy(m_stream);
-  }
-  TestStream(const TestStream&) = delete;
-  TestStream& operator=(const TestStream&) = delete;
-  cudaStream_t get() const { return m_stream; }
-
- private:
-  cudaStream_t m_stream = nullptr;
-};
+// A non-blocking stream for one test run: the engine's own owned stream (a failure to create it
+// throws attn::CudaError, which fails the test).
+using TestStream = attn::CudaStream;
 
 // The median of `launches` timed launches through the engine's timer: no warm-up, L2 warm.
 inline double median_launch_ms(attn::PreparedKernel& kernel, const attn::AttentionArgs& args, int launches) {
