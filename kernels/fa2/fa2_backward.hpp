@@ -1,4 +1,4 @@
-// fa2.mma's backward (fa2_backward.cu): FlashAttention-2's backward on mma.sync, D 32 to 128.
+// fa2.mma's backward (fa2_backward.cu): FlashAttention-2's backward on mma.sync, D 32 to 256.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -10,8 +10,8 @@ namespace attn::fa2 {
 // Empty when the backward takes `p` (which the forward takes); else why not, naming the field.
 std::string backward_why_not(const Problem& p);
 
-// dQ's fp32 accumulator [B, Sq, Hq, D], the row sums D_i = dO_i . O_i [B, Hq, Sq] and LSE log2(e) in
-// LSE's layout (a varlen batch: [total_q, Hq, D], [total_q, Hq] and [Hq, len] per sequence).
+// dQ's fp32 accumulator [Hq, B Sq, D], the row sums D_i = dO_i . O_i [B, Hq, Sq] and LSE log2(e) in
+// LSE's layout (a varlen batch: [Hq, total_q, D], [total_q, Hq] and [Hq, len] per sequence).
 std::size_t backward_workspace_bytes(const Problem& p);
 
 // Enqueues the three launches on a.stream: row sums (and the accumulator zeroed), the key-block

@@ -1,6 +1,6 @@
 // fa2.mma's backward, its parts (fa2_backward_kernel.cuh puts them together): the parameters, the
-// shape of a CTA's work per head dim (keys, queries a step, the D split, buffers, shared memory) and
-// the warp-level building blocks (tile loads, the warp GEMMs, the warp pairs' exchange).
+// shape of a CTA's work per head dim (keys, queries a step, each GEMM's warp grid, shared memory) and
+// the warp-level building blocks (tile loads, the warp GEMM over shared-memory operands).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -14,38 +14,47 @@ namespace attn::fa2::bwd {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-// Above D 128 a warp's dK and dV rows (16 keys x D, fp32) no longer fit its registers: warp pairs
-// then share 16 keys and split D, each forming S^T and dP^T over its half of D and adding its
-// partner's half through shared memory (pair_sum), so a CTA holds 64 keys.
-template <int D>
-constexpr int d_split() {
-  return D > 128 ? 2 : 1;
-}
-template <int D>
-constexpr int keys_per_cta() {
-  return 16 * kWarps / d_split<D>();
-}
-// Q/dO buffers: two (the next-but-one block loads during this one) where shared memory allows,
-// one above D 128 (the next block loads during dQ).
-template <int D>
-constexpr int q_buffers() {
-  return d_split<D>() == 2 ? 1 : 2;
-}
-// Queries per step: 128 at D 64 (FlashAttention-2's choice there; half the steps, larger warp tiles
-// in the registers D 64 leaves: +4-8% on the H100); 32 at D 256, where a warp's dK and dV halves
-// (128 registers), P^T and dP^T of 64 queries and the pair exchange spilled; else 64 (D 32 lost
-// 15-30% with 128).
-template <int D>
-constexpr int queries_per_step() {
-  return D == 64 ? 128 : (D > 224 ? 32 : 64);
-}
 constexpr float kLog2e = 1.4426950408889634f;
+
+// A CTA's work at head dim D: kKeys keys (its dK and dV stay in registers over the whole loop), kQueries
+// queries a step, and for each of the step's GEMMs how the 8 warps split its output: `*RowWarps`
+// warps along the rows, the rest along the columns. Every warp tile is a whole number of 16 x 16
+// blocks. The grids are FlashAttention-2's where it has one (D 64: 128 x 128 with S and dP over 4 x 2
+// warps; D 128: 64 x 128, 2 x 4, dK/dV 4 x 2, dQ 2 x 4; D 256: 64 x 64, 4 x 2, 2 x 4, 2 x 4): 2-D warp
+// tiles read each operand row by fewer warps than the v6 kernel's 16-key rows did, whose shared-memory
+// pipe was the bottleneck (docs/PERF.md, "fa2.mma backward v7"). D 32 keeps two CTAs an SM (128
+// registers): S over 4 x 2 warps, since 2 x 4 spilled there, and 128 queries a step with one CTA an
+// SM measured 11-13% slower.
+template <int D>
+struct Tiles {
+  static constexpr int kKeys = D <= 128 ? 128 : 64;
+  static constexpr int kQueries = D == 64 ? 128 : 64;
+  static constexpr int kSdpRowWarps = D == 32 || D == 64 || D > 128 ? 4 : 2;        // S, dP: queries x keys
+  static constexpr int kKvRowWarps = D == 32 ? 8 : (D <= 160 || D == 224) ? 4 : 2;  // dK, dV: keys x D
+  static constexpr int kDqRowWarps = D == 128 || D == 192 || D == 256 ? 2 : 4;      // dQ: queries x D
+  // Q/dO buffers: the next kBuf - 1 query blocks load while one computes (three at D <= 128 were level
+  // or up to 3% slower: the loads are not what the warps wait for).
+  static constexpr int kBuf = 2;
+  static constexpr int kLd = D + 8;           // Q, K, V, dO rows in shared memory: 16 bytes of padding
+  static constexpr int kScoreLd = kKeys + 8;  // P and dS rows
+  // Warp tiles, in 16 x 16 blocks (m tiles, n pairs).
+  static constexpr int kSdpM = kQueries / kSdpRowWarps / 16, kSdpN = kKeys / (kWarps / kSdpRowWarps) / 16;
+  static constexpr int kKvM = kKeys / kKvRowWarps / 16, kKvN = D / (kWarps / kKvRowWarps) / 16;
+  static constexpr int kDqM = kQueries / kDqRowWarps / 16, kDqN = D / (kWarps / kDqRowWarps) / 16;
+  // dQ's columns in chunks of at most 32 accumulators a thread (the chunk sits beside dK and dV; 64
+  // spilled the varlen kernel at D 256, 56 at D 224), the last one what is left.
+  static constexpr int kDqChunkN = 4 / kDqM < kDqN ? 4 / kDqM : kDqN;
+  static_assert(kSdpM >= 1 && kSdpN >= 1 && kKvM >= 1 && kKvN >= 1 && kDqM >= 1 && kDqN >= 1);
+  static_assert(kSdpM * kSdpN * 256 * kWarps == kQueries * kKeys, "S and dP: the warps tile the step");
+  static_assert(kKvM * kKvN * 256 * kWarps == kKeys * D, "dK and dV: the warps tile the key block");
+  static_assert(kDqM * kDqN * 256 * kWarps == kQueries * D, "dQ: the warps tile the step");
+};
 
 struct BwdParams {
   const void *q, *k, *v, *o, *d_o;
   const float* lse;
   void *dq, *dk, *dv;
-  float* dq_acc;    // [B, Sq, Hq, D] fp32
+  float* dq_acc;    // [Hq, tokens, D] fp32 (tokens = B Sq, or a varlen batch's total)
   float* row_sums;  // [B, Hq, Sq]; a varlen batch: [total_q, Hq]
   float* lse_log2;  // LSE log2(e), in LSE's layout (the exponent of P is one FMA)
   DeviceMask mask;
@@ -58,15 +67,9 @@ struct BwdParams {
   std::int64_t total_q;  // query rows over the batch
 };
 
-template <int D>
-constexpr int row_elems() {
-  return D + 8;  // 16 bytes of padding per row
-}
-
-// CTAs an SM holds: two for a dense batch at D 32 on sm_90, whose 128 registers a thread allow it
-// (the compiler took 130 when not told: one CTA an SM, 20% lost on the H100); one elsewhere: a
-// varlen batch's sequence state, and sm_80/89's code, spill at 128, and above D 32 dK and dV alone
-// take D / 2 registers.
+// CTAs an SM holds: two for a dense batch at D 32 on sm_90, whose 128 registers a thread allow it;
+// one elsewhere (sm_80/89's code and a varlen batch's sequence state spill at 128, and above D 32
+// dK and dV alone take D / 2 registers).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr bool kTwoCtasAtD32 = false;
 #else
@@ -77,83 +80,64 @@ constexpr int ctas_per_sm() {
   return D <= 32 && !kVarlen && kTwoCtasAtD32 ? 2 : 1;
 }
 
+// The dynamic shared memory a block of the architecture being compiled may have (sm_90: 227 KiB,
+// sm_80 and sm_87: 163, sm_86 and sm_89: 99); the host's pass (no __CUDA_ARCH__) takes sm_90's.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr std::size_t kArchSmemOptin = __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 ? 166912 : 101376;
+#else
+constexpr std::size_t kArchSmemOptin = 232448;
+#endif
+
+// K and V [kKeys][kLd], kBuf Q and kBuf dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
+// 16-bit; kBuf LSE and kBuf row-sum rows [kQueries] fp32;
+// the query-block bounds and the sequence's first query row and lengths (8 ints).
 template <int D>
 constexpr std::size_t smem_bytes() {
-  constexpr int kQueries = queries_per_step<D>(), kKeys = keys_per_cta<D>(), kBuf = q_buffers<D>();
-  // K and V [kKeys][D + 8], kBuf Q and dO tiles [kQueries][D + 8], dS'^T [kKeys][kQueries + 8] in
-  // 16-bit elements; kBuf LSE and D rows [kQueries] fp32; the query-block bounds and the sequence's
-  // first query row and lengths (8 ints); with a D split, the pairs' S^T and dP^T exchange buffers.
-  constexpr std::size_t exchange = d_split<D>() == 2 ? 2 * kWarps * 32 * (kQueries / 8) * sizeof(float4) : 0;
-  return (2 * kKeys * row_elems<D>() + 2 * kBuf * kQueries * row_elems<D>() + kKeys * (kQueries + 8)) * 2 +
-         2 * kBuf * kQueries * sizeof(float) + 8 * sizeof(int) + exchange;
+  using Ti = Tiles<D>;
+  return (2 * Ti::kKeys * Ti::kLd + 2 * Ti::kBuf * Ti::kQueries * Ti::kLd + 2 * Ti::kQueries * Ti::kScoreLd) *
+             2 +
+         2 * Ti::kBuf * Ti::kQueries * sizeof(float) + 8 * sizeof(int);
 }
 
-// acc [16 x 16 kNp] = A_w B^T over kK columns: the warp's 16 rows of `a_tile` (K or V) against 16 kNp
-// rows of `b_tile` (Q or dO), both with rows of D + 8 elements in shared memory: S^T = K_w Q^T and
-// dP^T = V_w dO^T. `a_lane` and `b_lane` are the lane's ldmatrix offsets [elements] into the tiles
-// (A row-major, B stored [n][k]), including the warp's first column.
-template <int D, int kK, int kNp, typename T>
-__device__ __forceinline__ void warp_gemm_abt(const T* a_tile, const T* b_tile, int a_lane, int b_lane,
-                                              float (&acc)[2 * kNp][4]) {
-  constexpr int kLd = row_elems<D>();
+// acc [16 kM x 16 kN] += A [16 kM x 16 kK] B [16 kK x 16 kN], both operands in shared memory (16-bit
+// elements). `a` and `b` point at the warp's tile origin: element (m, k) of A at a[m * lda + k], or at
+// a[k * lda + m] when kATrans (A stored transposed: P^T and dS^T read from P and dS); element (k, n)
+// of B at b[n * ldb + k] (K and V for S = Q K^T and dP = dO V^T), or at b[k * ldb + n] when kBTrans.
+// Rows padded by 16 bytes make every ldmatrix conflict-free.
+template <int kM, int kN, int kK, bool kATrans, bool kBTrans, typename T>
+__device__ __forceinline__ void warp_mma(const T* a, int lda, const T* b, int ldb, int lane,
+                                         float (&acc)[kM][2 * kN][4]) {
+  // The lane's ldmatrix row and column in each 16 x 16 block (the m16n8k16 fragment layouts).
+  const int a_off = kATrans ? ((lane % 8) + 8 * (lane / 16)) * lda + 8 * ((lane / 8) % 2)
+                            : (lane % 16) * lda + 8 * (lane / 16);
+  const int b_off = kBTrans ? ((lane % 8) + 8 * ((lane / 8) % 2)) * ldb + 8 * (lane / 16)
+                            : ((lane % 8) + 8 * (lane / 16)) * ldb + 8 * ((lane / 8) % 2);
+  const std::uint32_t a_addr = ptx::smem_addr(a + a_off), b_addr = ptx::smem_addr(b + b_off);
 #pragma unroll
-  for (int kk = 0; kk < kK / 16; ++kk) {
-    std::uint32_t a[4];
-    ptx::ldmatrix_x4(ptx::smem_addr(a_tile + a_lane + kk * 16), a);
+  for (int kk = 0; kk < kK; ++kk) {
+    std::uint32_t af[kM][4];
 #pragma unroll
-    for (int np = 0; np < kNp; ++np) {
-      std::uint32_t b[4];
-      ptx::ldmatrix_x4(ptx::smem_addr(b_tile + np * 16 * kLd + b_lane + kk * 16), b);
-      ptx::mma_16816<T>(acc[2 * np], a, b[0], b[1]);
-      ptx::mma_16816<T>(acc[2 * np + 1], a, b[2], b[3]);
+    for (int mt = 0; mt < kM; ++mt) {
+      const int at = kATrans ? kk * 16 * lda + mt * 16 : mt * 16 * lda + kk * 16;
+      if constexpr (kATrans)
+        ptx::ldmatrix_x4_trans(a_addr + 2 * at, af[mt]);
+      else
+        ptx::ldmatrix_x4(a_addr + 2 * at, af[mt]);
     }
-  }
-}
-
-// The A fragment (m16n8k16) of k chunk kc (16 queries) of the warp's [16 x queries] fp32 scores,
-// packed to T: P^T for dV, dS'^T for dK and dQ.
-template <typename T, int kTiles>
-__device__ __forceinline__ void pack_a(const float (&s)[kTiles][4], int kc, std::uint32_t (&a)[4]) {
-  a[0] = ptx::pack2<T>(s[2 * kc][0], s[2 * kc][1]);
-  a[1] = ptx::pack2<T>(s[2 * kc][2], s[2 * kc][3]);
-  a[2] = ptx::pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
-  a[3] = ptx::pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
-}
-
-// acc [16 x kCols] += A [16 x 16] B [16 x kCols]: A in registers, B rows row0.. and columns col0.. of
-// `b_tile` (rows of D + 8 elements), read by transposed ldmatrix at the lane's row and column
-// (bt_row, bt_col). One k chunk of dV_w += P^T dO or dK_w += dS'^T Q.
-template <int D, int kCols, typename T>
-__device__ __forceinline__ void warp_gemm_a_regs(const std::uint32_t (&a)[4], const T* b_tile, int row0,
-                                                 int col0, int bt_row, int bt_col,
-                                                 float (&acc)[kCols / 8][4]) {
-  constexpr int kLd = row_elems<D>();
 #pragma unroll
-  for (int np = 0; np < kCols / 16; ++np) {
-    std::uint32_t b[4];
-    ptx::ldmatrix_x4_trans(ptx::smem_addr(b_tile + (row0 + bt_row) * kLd + col0 + np * 16 + bt_col), b);
-    ptx::mma_16816<T>(acc[2 * np], a, b[0], b[1]);
-    ptx::mma_16816<T>(acc[2 * np + 1], a, b[2], b[3]);
-  }
-}
-
-// acc += the partner warp's acc (same fragment layout), through `xbuf` [kTiles][kWarps][32] float4,
-// lane-contiguous so that neither side's accesses conflict. The pair meets at named barrier `bar`
-// (64 threads); the caller keeps `xbuf` untouched until a CTA-wide barrier has passed.
-template <int kTiles>
-__device__ __forceinline__ void pair_sum(float (&acc)[kTiles][4], float4* xbuf, int warp, int partner,
-                                         int lane, int bar) {
+    for (int np = 0; np < kN; ++np) {
+      std::uint32_t bf[4];
+      const int at = kBTrans ? kk * 16 * ldb + np * 16 : np * 16 * ldb + kk * 16;
+      if constexpr (kBTrans)
+        ptx::ldmatrix_x4_trans(b_addr + 2 * at, bf);
+      else
+        ptx::ldmatrix_x4(b_addr + 2 * at, bf);
 #pragma unroll
-  for (int j = 0; j < kTiles; ++j)
-    xbuf[(j * kWarps + warp) * 32 + lane] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
-  asm volatile("bar.sync %0, 64;\n" ::"r"(bar) : "memory");
-#pragma unroll
-  for (int j = 0; j < kTiles; ++j) {
-    const float4 o = xbuf[(j * kWarps + partner) * 32 + lane];
-    acc[j][0] += o.x;
-    acc[j][1] += o.y;
-    acc[j][2] += o.z;
-    acc[j][3] += o.w;
+      for (int mt = 0; mt < kM; ++mt) {
+        ptx::mma_16816<T>(acc[mt][2 * np], af[mt], bf[0], bf[1]);
+        ptx::mma_16816<T>(acc[mt][2 * np + 1], af[mt], bf[2], bf[3]);
+      }
+    }
   }
 }
 
@@ -169,8 +153,23 @@ __device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t l
     const int r = idx / kChunks, c = idx % kChunks;
     const bool in = row0 + r < rows;
     const T* src = base + (in ? static_cast<std::int64_t>(row0 + r) * ld + c * 8 : 0);
-    ptx::cp_async_16(ptx::smem_addr(tile + r * row_elems<D>() + c * 8), src, in ? 16 : 0);
+    ptx::cp_async_16(ptx::smem_addr(tile + r * Tiles<D>::kLd + c * 8), src, in ? 16 : 0);
   }
+}
+
+// Stores a warp's [16 kM x 16 kN] fp32 accumulator as T into a [.. x ld] shared-memory tile at its
+// origin `dst` (P and dS for the GEMMs after the barrier).
+template <typename T, int kM, int kN>
+__device__ __forceinline__ void store_scores(T* dst, int ld, int lane, const float (&acc)[kM][2 * kN][4]) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 2 * kN; ++nt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        *reinterpret_cast<std::uint32_t*>(dst + (mt * 16 + g + 8 * half) * ld + nt * 8 + 2 * t) =
+            ptx::pack2<T>(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
 }
 
 }  // namespace attn::fa2::bwd

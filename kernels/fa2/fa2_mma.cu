@@ -244,7 +244,7 @@ KernelSpec make_fa2_mma_spec() {
   s.description =
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
       "softmax, O in registers; causal/window/NSA compressed and selected/GQA/varlen; FA2 backward (D "
-      "32-192 and 256, varlen too, dQ by fp32 atomics)";
+      "32-256, varlen too, dQ by fp32 atomics)";
   s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
   s.backend = Backend::cuda;
   s.knobs = {

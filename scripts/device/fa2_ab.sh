@@ -4,7 +4,8 @@
 # fp16, pass $AB_PASS (fwd; bwd times the backward, warm L2 as PyTorch's are timed), --metrics none;
 # prints TFLOPS (rel L2 of O, or of dQ for bwd) per case and run. AB_VARLEN='spec;...' runs varlen
 # batches instead (--varlen spec, $AB_BATCH sequences (16,64), H 16, up to 4096 tokens each, D in
-# $AB_D (64,128), causal 0 and 1): scripts/device/fa2_varlen_ab.sh.
+# $AB_D (64,128), causal 0 and 1): scripts/device/fa2_varlen_ab.sh. AB_EXTRA: more flags for every run
+# (e.g. --no-check, where a conformance run in the same call checked the code).
 set -uo pipefail
 NEW=${1:?new binary folder}
 OLD=${2:?old binary folder}
@@ -24,7 +25,7 @@ for b in "$NEW" "$OLD" "$NEW"; do
   n=$((n + 1))
   timeout 150 env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu "$b/attnscope" run --quiet "${cases[@]}" \
     --kernels fa2.mma --baseline fa2.mma --causal 0,1 --dtype fp16 --pass "$PASS" "${extra[@]}" \
-    --metrics none --max-time-s "${AB_MAX_TIME_S:-0.3}" \
+    --metrics none --max-time-s "${AB_MAX_TIME_S:-0.3}" ${AB_EXTRA:-} \
     --out /tmp/ab_$n --force > "$OUT/ab_$n.log" 2>&1
   echo "run $n ($b) rc=$?"
   cp /tmp/ab_$n/results.jsonl "$OUT/ab_$n.jsonl"

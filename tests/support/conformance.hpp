@@ -118,7 +118,7 @@ inline std::vector<ConformanceCase> conformance_matrix(const std::vector<DType>&
 }
 
 // The backward's matrix (issue 20): S 1, 17, 1000 and 4097, Sq != Sk both ways, GQA 32/4, MQA,
-// causal, windows (64,0) and (128,128), D 32, 64, 96, 128, 160, 192 and 256, each as a bwd case, plus a
+// causal, windows (64,0) and (128,128), D 32, 64, 96, 128, 160, 192, 224 and 256, each as a bwd case, plus a
 // fwd+bwd one. `full` = false keeps the CPU's share small (S <= 257, D <= 64): the fp64 oracle and
 // the CPU kernels run in CI on two cores.
 inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dtypes, bool full) {
@@ -155,6 +155,9 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
     add("d96_s1000_causal", conformance_problem(4, 4, 1000, 1000, 96, t, true));
     add("d32_gqa42_s1000_causal", conformance_problem(4, 2, 1000, 1000, 32, t, true));
     add("d160_s17", conformance_problem(4, 4, 17, 17, 160, t));
+    add("d160_gqa42_win128_128_s1000", conformance_problem(4, 2, 1000, 1000, 160, t, false, {128, 128}));
+    add("d224_gqa42_s1000_causal", conformance_problem(4, 2, 1000, 1000, 224, t, true));
+    add("d224_sq1000_sk17", conformance_problem(4, 4, 1000, 17, 224, t));
     add("d192_gqa42_s1000_causal", conformance_problem(4, 2, 1000, 1000, 192, t, true));
     add("d256_sq17_sk1000_causal", conformance_problem(4, 2, 17, 1000, 256, t, true));
     add("d256_s1000_causal", conformance_problem(4, 4, 1000, 1000, 256, t, true), Pass::fwd_bwd);
@@ -172,6 +175,7 @@ inline std::vector<ConformanceCase> backward_matrix(const std::vector<DType>& dt
     add("varlen_gqa42_causal_d64", varlen_problem(4, 2, {1, 1000, 17, 130, 4097, 64}, 64, t, true));
     add("varlen_full_d128", varlen_problem(4, 4, {300, 1, 77, 1024}, 128, t), Pass::fwd_bwd);
     add("varlen_gqa42_causal_d256", varlen_problem(4, 2, {1, 300, 77, 1000}, 256, t, true));
+    add("varlen_win64_0_d224", varlen_problem(4, 4, {1, 300, 77, 1000}, 224, t, false, {64, 0}));
     add("varlen_mqa81_win64_0_d32", varlen_problem(8, 1, {200, 1000, 33}, 32, t, false, {64, 0}));
     add("varlen_cmp32_16_gqa42_d64", compressed_varlen_problem(4, 2, {20, 1000, 257, 64}, {32, 16}, 64, t),
         Pass::fwd_bwd);
