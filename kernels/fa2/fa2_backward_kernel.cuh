@@ -123,8 +123,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
   }
   const T* k_base = static_cast<const T*>(p.k) + (kv_row0 * p.heads_kv + hk) * D;
   const T* v_base = static_cast<const T*>(p.v) + (kv_row0 * p.heads_kv + hk) * D;
-  load_tile<D, kKeys>(k_s, k_base, kv_ld, j0, seq_kv);
-  load_tile<D, kKeys>(v_s, v_base, kv_ld, j0, seq_kv);
+  load_tile_pair<D, kKeys>(k_s, k_base, v_s, v_base, kv_ld, j0, seq_kv);
   ptx::cp_async_commit();
 
   float dk[Ti::kKvM][2 * Ti::kKvN][4] = {}, dv[Ti::kKvM][2 * Ti::kKvN][4] = {};
@@ -194,10 +193,9 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     const int h = c.h, i0 = c.blk * kQueries;
     const std::int64_t q_first = bounds_s[4], bz = ptx::ctaid_z();
     const std::int64_t head = (q_first * p.heads_q + h) * D;
-    load_tile<D, kQueries>(q_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.q) + head, q_ld, i0,
-                           len_q());
-    load_tile<D, kQueries>(do_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0,
-                           len_q());
+    load_tile_pair<D, kQueries>(q_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.q) + head,
+                                do_buf0 + buf * kQueries * kLd, static_cast<const T*>(p.d_o) + head, q_ld, i0,
+                                len_q());
     // LSE log2(e) in LSE's layout [B, Hq, Sq] (varlen: the sequence's [Hq, len] block at Hq x its first
     // row); the row sums as row_sums_kernel wrote them. Rows past the end read as 0 (masked below).
     const int r = threadIdx.x % kQueries;

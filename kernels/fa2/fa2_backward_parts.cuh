@@ -141,19 +141,29 @@ __device__ __forceinline__ void warp_mma(const T* a, int lda, const T* b, int ld
   }
 }
 
-// Rows [row0, row0 + kRows) of a BSHD tensor (row stride `ld` elements) into a padded tile; rows
-// past `rows` are zero. 16-byte cp.async chunks.
+// Rows [row0, row0 + kRows) of two BSHD tensors with the same row stride `ld` (elements), K and V or
+// Q and dO, into padded tiles; rows past `rows` are zero. 16-byte cp.async chunks: a thread copies
+// column chunk c of rows r, r + kRowStep, ..., so its source advances by one stride a chunk and its
+// destination by an immediate. (Each chunk's address computed from its row and column took about 8
+// integer instructions: at D 256 the loads were a third of the kernel's integer work, ncu.)
 template <int D, int kRows, typename T>
-__device__ __forceinline__ void load_tile(T* tile, const T* base, std::int64_t ld, int row0, int rows) {
-  constexpr int kChunks = D / 8;
-  static_assert(kRows * kChunks % kThreads == 0, "every thread copies the same number of chunks");
+__device__ __forceinline__ void load_tile_pair(T* tile_a, const T* base_a, T* tile_b, const T* base_b,
+                                               std::int64_t ld, int row0, int rows) {
+  constexpr int kChunks = D / 8, kRowStep = kThreads / kChunks, kIters = (kRows + kRowStep - 1) / kRowStep;
+  const int r = static_cast<int>(threadIdx.x) / kChunks, c = static_cast<int>(threadIdx.x) % kChunks;
+  if (r >= kRowStep) return;  // the threads past the last whole row (D 96, 160, 224)
+  const std::int64_t first = (row0 + r) * ld + c * 8, step = kRowStep * ld;
+  const std::uint32_t dst_a = ptx::smem_addr(tile_a + r * Tiles<D>::kLd + c * 8),
+                      dst_b = ptx::smem_addr(tile_b + r * Tiles<D>::kLd + c * 8);
+  const bool whole = row0 + kRows <= rows;
 #pragma unroll
-  for (int k = 0; k < kRows * kChunks / kThreads; ++k) {
-    const int idx = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int r = idx / kChunks, c = idx % kChunks;
-    const bool in = row0 + r < rows;
-    const T* src = base + (in ? static_cast<std::int64_t>(row0 + r) * ld + c * 8 : 0);
-    ptx::cp_async_16(ptx::smem_addr(tile + r * Tiles<D>::kLd + c * 8), src, in ? 16 : 0);
+  for (int k = 0; k < kIters; ++k) {
+    if (kRows % kRowStep != 0 && k == kIters - 1 && r + k * kRowStep >= kRows) break;
+    const bool in = whole || row0 + r + k * kRowStep < rows;
+    const std::int64_t at = in ? first + k * step : 0;
+    const std::uint32_t to = k * kRowStep * Tiles<D>::kLd * 2;
+    ptx::cp_async_16(dst_a + to, base_a + at, in ? 16 : 0);
+    ptx::cp_async_16(dst_b + to, base_b + at, in ? 16 : 0);
   }
 }
 
