@@ -82,10 +82,11 @@ constexpr int ctas_per_sm() {
 
 // The dynamic shared memory a block of the architecture being compiled may have (sm_90: 227 KiB,
 // sm_80 and sm_87: 163, sm_86 and sm_89: 99); the host's pass (no __CUDA_ARCH__) takes sm_90's.
+constexpr std::size_t kSm90SmemOptin = 232448;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr std::size_t kArchSmemOptin = __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 ? 166912 : 101376;
 #else
-constexpr std::size_t kArchSmemOptin = 232448;
+constexpr std::size_t kArchSmemOptin = kSm90SmemOptin;
 #endif
 
 // K and V [kKeys][kLd], kBuf Q and kBuf dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
