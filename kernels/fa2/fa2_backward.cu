@@ -62,20 +62,15 @@ std::string backward_why_not(const Problem& p) {
          BackwardHeadDims::text();
 }
 
+std::size_t backward_smem_bytes(const Problem& p) {
+  std::size_t bytes = 0;
+  BackwardHeadDims::with(static_cast<int>(p.head_dim),
+                         [&](auto d) { bytes = bwd::smem_bytes<decltype(d)::value>(); });
+  return bytes;
+}
+
 namespace {
 std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// The key-block kernel's shared memory against this GPU's limit a block (227 KiB on sm_90, 163 on
-// sm_80, 99 on sm_89): a GPU with less skips the case with the reason.
-void require_smem(int d, std::size_t bytes) {
-  int device = 0, optin = 0;
-  ATTN_CUDA_CHECK(cudaGetDevice(&device));
-  ATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (bytes > static_cast<std::size_t>(optin))
-    throw Unsupported("fa2.mma's backward at head_dim " + std::to_string(d) + " needs " +
-                      std::to_string(bytes) + " bytes of shared memory a block; this GPU allows " +
-                      std::to_string(optin));
-}
 
 template <int D>
 void launch_dtype(bool half, const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
@@ -123,9 +118,7 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   auto stream = static_cast<cudaStream_t>(a.stream);
   const bool half = pr.dtype == DType::fp16;
   const bool launched = BackwardHeadDims::with(static_cast<int>(pr.head_dim), [&](auto d) {
-    constexpr int kD = decltype(d)::value;
-    require_smem(kD, bwd::smem_bytes<kD>());
-    launch_dtype<kD>(half, pr, prm, stream);
+    launch_dtype<decltype(d)::value>(half, pr, prm, stream);
   });
   if (!launched)
     throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");

@@ -10,6 +10,10 @@ namespace attn::fa2 {
 // Empty when the backward takes `p` (which the forward takes); else why not, naming the field.
 std::string backward_why_not(const Problem& p);
 
+// The key-block kernel's dynamic shared memory a block at p's head dim (0 when not compiled): 76-222
+// KB, more than sm_80 (163 KB) or sm_86/89 (99 KB) give at some head dims.
+std::size_t backward_smem_bytes(const Problem& p);
+
 // dQ's fp32 accumulator [Hq, B Sq, D], the row sums D_i = dO_i . O_i [B, Hq, Sq] and LSE log2(e) in
 // LSE's layout (a varlen batch: [Hq, total_q, D], [total_q, Hq] and [Hq, len] per sequence).
 std::size_t backward_workspace_bytes(const Problem& p);

@@ -233,6 +233,13 @@ std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs
     throw Unsupported("tiles " + fa2::to_string(t) + " need " +
                       std::to_string(fa2::smem_bytes(d, t) + list_bytes) +
                       " bytes of shared memory, this GPU allows " + std::to_string(smem_optin) + " a block");
+  // The backward's tiles are its own (Tiles<D>): a GPU that cannot give them skips the case here, once,
+  // rather than at each timed launch.
+  if (const std::size_t bwd = fa2::backward_smem_bytes(p);
+      has_backward(p.pass) && bwd > static_cast<std::size_t>(smem_optin))
+    throw Unsupported("fa2.mma's backward at head_dim " + std::to_string(d) + " needs " +
+                      std::to_string(bwd) + " bytes of shared memory a block; this GPU allows " +
+                      std::to_string(smem_optin));
   return std::make_unique<Fa2MmaKernel>(p, t);
 }
 
