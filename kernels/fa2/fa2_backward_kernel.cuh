@@ -81,18 +81,17 @@ __global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
 template <typename T, int D, bool kVarlen>
 __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* smem) {
   using Ti = Tiles<D>;
-  constexpr int kQueries = Ti::kQueries, kKeys = Ti::kKeys, kLd = Ti::kLd, kSLd = Ti::kScoreLd,
-                kBuf = Ti::kBuf;
+  constexpr int kQueries = Ti::kQueries, kKeys = Ti::kKeys, kLd = Ti::kLd, kSLd = Ti::kScoreLd;
   T* const k_s = reinterpret_cast<T*>(smem);
   T* const v_s = k_s + kKeys * kLd;
   // Buffers as base + buffer * stride (not arrays of pointers, which would live on the stack).
   T* const q_buf0 = v_s + kKeys * kLd;
-  T* const do_buf0 = q_buf0 + kBuf * kQueries * kLd;
-  T* const p_s = do_buf0 + kBuf * kQueries * kLd;
+  T* const do_buf0 = q_buf0 + kBuffers * kQueries * kLd;
+  T* const p_s = do_buf0 + kBuffers * kQueries * kLd;
   T* const ds_s = p_s + kQueries * kSLd;
   float* const lse_buf0 = reinterpret_cast<float*>(ds_s + kQueries * kSLd);
-  float* const dsum_buf0 = lse_buf0 + kBuf * kQueries;
-  int* const bounds_s = reinterpret_cast<int*>(dsum_buf0 + kBuf * kQueries);
+  float* const dsum_buf0 = lse_buf0 + kBuffers * kQueries;
+  int* const bounds_s = reinterpret_cast<int*>(dsum_buf0 + kBuffers * kQueries);
 
   const int j0 = blockIdx.x * kKeys, hk = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -177,8 +176,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     return m;
   };
   // The work items: (query head of the group, query block in [blk_begin, blk_end)), walked by a
-  // cursor (no division per step). Items n + 1 .. n + kBuf - 1 load into the other buffers while n
-  // computes.
+  // cursor (no division per step). Item n + 1 loads into the other buffer while n computes.
   const int h_end = blk_end > blk_begin ? (hk + 1) * p.group : hk * p.group;
   struct Cursor {
     int h, blk;
@@ -215,31 +213,24 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
   };
   __syncthreads();  // the bounds, before any thread reads them
   Cursor at{hk * p.group, blk_begin};
-  {
-    Cursor c = at;
-#pragma unroll
-    for (int k = 0; k < kBuf - 1; ++k, step(c)) {
-      if (c.h < h_end) issue(c, k);
-      ptx::cp_async_commit();  // empty groups too: the wait below counts groups
-    }
-  }
+  if (at.h < h_end) issue(at, 0);
+  ptx::cp_async_commit();
   const float scale_log2 = p.scale * kLog2e;
-  for (int cur = 0; at.h < h_end; cur = cur + 1 == kBuf ? 0 : cur + 1) {
+  for (int cur = 0; at.h < h_end; cur ^= 1) {
     const int h = at.h, i0 = at.blk * kQueries;
     const bool full = at.blk >= bounds_s[2] && at.blk < bounds_s[3];
     const T* q_s = q_buf0 + cur * kQueries * kLd;
     const T* do_s = do_buf0 + cur * kQueries * kLd;
     const float* lse_s = lse_buf0 + cur * kQueries;
     const float* dsum_s = dsum_buf0 + cur * kQueries;
-    // Item n landed (and K, V; items up to n + kBuf - 2 may be in flight); the barrier also ends item
-    // n - 1's reads of P, dS and its buffer, into which item n + kBuf - 1 now loads.
-    ptx::cp_async_wait_group<kBuf - 2>();
+    // Item n landed (and K, V); the barrier also ends item n - 1's reads of P, dS and the other
+    // buffer, into which item n + 1 now loads.
+    ptx::cp_async_wait_all();
     __syncthreads();
     {
       Cursor next = at;
-#pragma unroll
-      for (int k = 0; k < kBuf - 1; ++k) step(next);
-      if (next.h < h_end) issue(next, cur == 0 ? kBuf - 1 : cur - 1);
+      step(next);
+      if (next.h < h_end) issue(next, cur ^ 1);
       ptx::cp_async_commit();
     }
 
@@ -251,59 +242,42 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
                                                            lane, s);
       if (full) {
         // Every (query, key) pair of the block is visible: the common path, without a test.
-#pragma unroll
-        for (int mt = 0; mt < Ti::kSdpM; ++mt)
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const float lse = lse_s[sdp_m0 + mt * 16 + g + 8 * half];
-#pragma unroll
-            for (int nt = 0; nt < 2 * Ti::kSdpN; ++nt)
-#pragma unroll
-              for (int cc = 0; cc < 2; ++cc)
-                s[mt][nt][2 * half + cc] = ptx::exp2_approx(fmaf(s[mt][nt][2 * half + cc], scale_log2, -lse));
-          }
+        for_each_row<Ti::kSdpM, Ti::kSdpN>(s, lane, [&](int r) {
+          const float lse = lse_s[sdp_m0 + r];
+          return [=](int, float e) { return ptx::exp2_approx(fmaf(e, scale_log2, -lse)); };
+        });
       } else {
         // Each query's visible keys as a range relative to the warp's first key, once per row, then a
         // range test per element.
         const int jw = j0 + sdp_n0;
-#pragma unroll
-        for (int mt = 0; mt < Ti::kSdpM; ++mt)
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int r = sdp_m0 + mt * 16 + g + 8 * half, i = i0 + r;
-            int lo = 0, hi = 0;  // an empty range past the last query
-            if (i < len_q()) {
-              const DeviceMask m = loop_mask();
-              const std::int64_t last = m.last(i), limit = len_kv();
-              lo = static_cast<int>(m.first(i) - jw);
-              hi = static_cast<int>((last < limit ? last : limit) - jw);
-            }
-            const float lse = lse_s[r];
-#pragma unroll
-            for (int nt = 0; nt < 2 * Ti::kSdpN; ++nt)
-#pragma unroll
-              for (int cc = 0; cc < 2; ++cc) {
-                const int c = nt * 8 + 2 * t + cc;
-                float& e = s[mt][nt][2 * half + cc];
-                e = c >= lo && c < hi ? ptx::exp2_approx(fmaf(e, scale_log2, -lse)) : 0.0f;
-              }
+        for_each_row<Ti::kSdpM, Ti::kSdpN>(s, lane, [&](int r) {
+          const int i = i0 + sdp_m0 + r;
+          int lo = 0, hi = 0;  // an empty range past the last query
+          if (i < len_q()) {
+            const DeviceMask m = loop_mask();
+            const std::int64_t last = m.last(i), limit = len_kv();
+            lo = static_cast<int>(m.first(i) - jw);
+            hi = static_cast<int>((last < limit ? last : limit) - jw);
           }
+          const float lse = lse_s[sdp_m0 + r];
+          return [=](int c, float e) {
+            return c >= lo && c < hi ? ptx::exp2_approx(fmaf(e, scale_log2, -lse)) : 0.0f;
+          };
+        });
       }
       store_scores<T, Ti::kSdpM, Ti::kSdpN>(p_s + sdp_m0 * kSLd + sdp_n0, kSLd, lane, s);
       // dP = dO V^T over the same tile; dS' = P (dP - D) (the softmax scale comes later, once).
       float dp[Ti::kSdpM][2 * Ti::kSdpN][4] = {};
       warp_mma<Ti::kSdpM, Ti::kSdpN, D / 16, false, false>(do_s + sdp_m0 * kLd, kLd, v_s + sdp_n0 * kLd, kLd,
                                                            lane, dp);
+      for_each_row<Ti::kSdpM, Ti::kSdpN>(dp, lane, [&](int r) {
+        const float dsum = dsum_s[sdp_m0 + r];
+        return [=](int, float e) { return e - dsum; };
+      });
 #pragma unroll
       for (int mt = 0; mt < Ti::kSdpM; ++mt)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const float dsum = dsum_s[sdp_m0 + mt * 16 + g + 8 * half];
-#pragma unroll
-          for (int nt = 0; nt < 2 * Ti::kSdpN; ++nt)
-#pragma unroll
-            for (int cc = 0; cc < 2; ++cc) s[mt][nt][2 * half + cc] *= dp[mt][nt][2 * half + cc] - dsum;
-        }
+        for (int n = 0; n < 8 * Ti::kSdpN; ++n) s[mt][n / 4][n % 4] *= dp[mt][n / 4][n % 4];
       store_scores<T, Ti::kSdpM, Ti::kSdpN>(ds_s + sdp_m0 * kSLd + sdp_n0, kSLd, lane, s);
     }
     __syncthreads();  // P and dS complete
@@ -381,7 +355,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
 }
 
 // A head dim whose shared memory the architecture cannot give compiles to nothing there (the host
-// refuses the launch: fa2_backward.cu), rather than to code that spills and can never run.
+// skips the case at prepare: fa2_mma.cu), rather than to code that spills and can never run.
 template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];

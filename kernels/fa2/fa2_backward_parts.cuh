@@ -15,6 +15,9 @@ namespace attn::fa2::bwd {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
+// Q/dO buffers: the next query block loads while one computes (three, the next two loading, were
+// level or up to 3% slower at D <= 128: the loads are not what the warps wait for).
+constexpr int kBuffers = 2;
 
 // A CTA's work at head dim D: kKeys keys (its dK and dV stay in registers over the whole loop), kQueries
 // queries a step, and for each of the step's GEMMs how the 8 warps split its output: `*RowWarps`
@@ -32,9 +35,6 @@ struct Tiles {
   static constexpr int kSdpRowWarps = D == 32 || D == 64 || D > 128 ? 4 : 2;        // S, dP: queries x keys
   static constexpr int kKvRowWarps = D == 32 ? 8 : (D <= 160 || D == 224) ? 4 : 2;  // dK, dV: keys x D
   static constexpr int kDqRowWarps = D == 128 || D == 192 || D == 256 ? 2 : 4;      // dQ: queries x D
-  // Q/dO buffers: the next kBuf - 1 query blocks load while one computes (three at D <= 128 were level
-  // or up to 3% slower: the loads are not what the warps wait for).
-  static constexpr int kBuf = 2;
   static constexpr int kLd = D + 8;           // Q, K, V, dO rows in shared memory: 16 bytes of padding
   static constexpr int kScoreLd = kKeys + 8;  // P and dS rows
   // Warp tiles, in 16 x 16 blocks (m tiles, n pairs).
@@ -89,15 +89,15 @@ constexpr std::size_t kArchSmemOptin = __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 
 constexpr std::size_t kArchSmemOptin = kSm90SmemOptin;
 #endif
 
-// K and V [kKeys][kLd], kBuf Q and kBuf dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
-// 16-bit; kBuf LSE and kBuf row-sum rows [kQueries] fp32;
+// K and V [kKeys][kLd], two Q and two dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
+// 16-bit; two LSE and two row-sum rows [kQueries] fp32;
 // the query-block bounds and the sequence's first query row and lengths (8 ints).
 template <int D>
 constexpr std::size_t smem_bytes() {
   using Ti = Tiles<D>;
-  return (2 * Ti::kKeys * Ti::kLd + 2 * Ti::kBuf * Ti::kQueries * Ti::kLd + 2 * Ti::kQueries * Ti::kScoreLd) *
+  return (2 * Ti::kKeys * Ti::kLd + 2 * kBuffers * Ti::kQueries * Ti::kLd + 2 * Ti::kQueries * Ti::kScoreLd) *
              2 +
-         2 * Ti::kBuf * Ti::kQueries * sizeof(float) + 8 * sizeof(int);
+         2 * kBuffers * Ti::kQueries * sizeof(float) + 8 * sizeof(int);
 }
 
 // acc [16 kM x 16 kN] += A [16 kM x 16 kK] B [16 kK x 16 kN], both operands in shared memory (16-bit
@@ -166,6 +166,27 @@ __device__ __forceinline__ void load_tile_pair(T* tile_a, const T* base_a, T* ti
     ptx::cp_async_16(dst_a + to, base_a + at, in ? 16 : 0);
     ptx::cp_async_16(dst_b + to, base_b + at, in ? 16 : 0);
   }
+}
+
+// A warp's [16 kM x 16 kN] fp32 accumulator tile row by row (the m16n8k16 C layout): row_op(r), r the
+// row within the tile, does the row's work once and returns the element operation, applied as
+// e = element_op(c, e) with c the element's column within the tile.
+template <int kM, int kN, class RowOp>
+__device__ __forceinline__ void for_each_row(float (&acc)[kM][2 * kN][4], int lane, RowOp&& row_op) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const auto element_op = row_op(mt * 16 + g + 8 * half);
+#pragma unroll
+      for (int nt = 0; nt < 2 * kN; ++nt)
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc) {
+          float& e = acc[mt][nt][2 * half + cc];
+          e = element_op(nt * 8 + 2 * t + cc, e);
+        }
+    }
 }
 
 // Stores a warp's [16 kM x 16 kN] fp32 accumulator as T into a [.. x ld] shared-memory tile at its
