@@ -54,6 +54,35 @@ constexpr bool fit_sm90(HeadDims<Ds...>) {
   return ((bwd::smem_bytes<Ds>() <= bwd::kSm90SmemOptin) && ...);
 }
 static_assert(fit_sm90(BackwardHeadDims{}), "a head dim's backward tiles exceed sm_90's 227 KiB a block");
+
+// dQ's accumulator order: every element of a warp's tile has one place in its query block's region,
+// and dq_acc_cell finds the element again (the conversion reads the region through it).
+template <int D>
+constexpr bool dq_acc_order_round_trips() {
+  using Ti = bwd::Tiles<D>;
+  bool seen[Ti::kQueries * D] = {};
+  for (int warp = 0; warp < bwd::kWarps; ++warp)
+    for (int mt = 0; mt < Ti::kDqM; ++mt)
+      for (int half = 0; half < 2; ++half)
+        for (int nt = 0; nt < 2 * Ti::kDqN; ++nt)
+          for (int lane = 0; lane < 32; ++lane)
+            for (int e = 0; e < 2; ++e) {
+              const int at = bwd::dq_acc_index<D>(warp, mt, half, nt, lane) + e;
+              if (at < 0 || at >= Ti::kQueries * D || seen[at]) return false;
+              seen[at] = true;
+              int row = 0, col = 0;
+              bwd::dq_acc_cell<D>(at, row, col);
+              if (row != (warp % Ti::kDqRowWarps) * Ti::kDqM * 16 + 16 * mt + lane / 4 + 8 * half ||
+                  col != (warp / Ti::kDqRowWarps) * Ti::kDqN * 16 + nt * 8 + 2 * (lane % 4) + e)
+                return false;
+            }
+  return true;
+}
+template <int... Ds>
+constexpr bool dq_acc_orders_round_trip(HeadDims<Ds...>) {
+  return (dq_acc_order_round_trips<Ds>() && ...);
+}
+static_assert(dq_acc_orders_round_trip(BackwardHeadDims{}), "dQ's accumulator order does not invert");
 }  // namespace
 
 std::string backward_why_not(const Problem& p) {
@@ -79,10 +108,17 @@ void launch_dtype(bool half, const Problem& pr, const BwdParams& prm, cudaStream
   else
     launch<__nv_bfloat16, D>(pr, prm, stream);
 }
+
+// dQ's accumulator: per query head, the tokens and up to kMaxQueries rows of padding a sequence.
+constexpr std::int64_t kMaxQueries = 128;  // the largest Tiles<D>::kQueries
+std::size_t accumulator_bytes(const Problem& p) {
+  return static_cast<std::size_t>(p.heads_q * (p.total_q() + p.batch * kMaxQueries) * p.head_dim) *
+         sizeof(float);
+}
 }  // namespace
 
 std::size_t backward_workspace_bytes(const Problem& p) {
-  const auto acc = static_cast<std::size_t>(p.q_elems()) * sizeof(float);
+  const auto acc = accumulator_bytes(p);
   const auto rows = static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
   return aligned_256(acc) + aligned_256(rows) + rows;
 }
@@ -101,8 +137,7 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   prm.dq = a.dq, prm.dk = a.dk, prm.dv = a.dv;
   auto* ws = static_cast<char*>(a.workspace);
   prm.dq_acc = reinterpret_cast<float*>(ws);
-  prm.row_sums =
-      reinterpret_cast<float*>(ws + aligned_256(static_cast<std::size_t>(pr.q_elems()) * sizeof(float)));
+  prm.row_sums = reinterpret_cast<float*>(ws + aligned_256(accumulator_bytes(pr)));
   prm.lse_log2 =
       reinterpret_cast<float*>(reinterpret_cast<char*>(prm.row_sums) +
                                aligned_256(static_cast<std::size_t>(pr.lse_elems()) * sizeof(float)));
@@ -118,7 +153,10 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   auto stream = static_cast<cudaStream_t>(a.stream);
   const bool half = pr.dtype == DType::fp16;
   const bool launched = BackwardHeadDims::with(static_cast<int>(pr.head_dim), [&](auto d) {
-    launch_dtype<decltype(d)::value>(half, pr, prm, stream);
+    constexpr int kD = decltype(d)::value;
+    static_assert(bwd::Tiles<kD>::kQueries <= kMaxQueries);
+    prm.acc_rows = prm.total_q + pr.batch * bwd::Tiles<kD>::kQueries;
+    launch_dtype<kD>(half, pr, prm, stream);
   });
   if (!launched)
     throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");

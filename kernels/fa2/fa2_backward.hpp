@@ -14,8 +14,9 @@ std::string backward_why_not(const Problem& p);
 // KB, more than sm_80 (163 KB) or sm_86/89 (99 KB) give at some head dims.
 std::size_t backward_smem_bytes(const Problem& p);
 
-// dQ's fp32 accumulator [Hq, B Sq, D], the row sums D_i = dO_i . O_i [B, Hq, Sq] and LSE log2(e) in
-// LSE's layout (a varlen batch: [Hq, total_q, D], [total_q, Hq] and [Hq, len] per sequence).
+// dQ's fp32 accumulator (per query head the tokens plus 128 rows of padding a sequence, each query
+// block's region in its atomics' order: BwdParams), the row sums D_i = dO_i . O_i [B, Hq, Sq] and
+// LSE log2(e) in LSE's layout (a varlen batch: [total_q, Hq] and [Hq, len] per sequence).
 std::size_t backward_workspace_bytes(const Problem& p);
 
 // Enqueues the three launches on a.stream: row sums (and the accumulator zeroed), the key-block

@@ -34,7 +34,7 @@
 
 namespace attn::fa2::bwd {
 
-// dsum[b, h, i] = sum_d dO * O, and the dQ accumulator's row zeroed; one warp per query row. A varlen
+// dsum[b, h, i] = sum_d dO * O; one warp per query row. A varlen
 // batch's row sums are token-major, [total_q, Hq], the layout of its rows (no search for the
 // sequence of a row). LSE log2(e) too, element by element: LSE has one element per row in either
 // layout, so the row's flat index is an LSE index.
@@ -49,13 +49,12 @@ __global__ void row_sums_kernel(BwdParams p) {
     token = b * p.seq_q + i;
     h = bh % p.heads_q;
   }
-  const std::int64_t at = (token * p.heads_q + h) * D, acc_at = (h * p.total_q + token) * D;
+  const std::int64_t at = (token * p.heads_q + h) * D;
   const T* o = static_cast<const T*>(p.o) + at;
   const T* d_o = static_cast<const T*>(p.d_o) + at;
   float s = 0.0f;
   for (int d = lane; d < D; d += 32) {
     s = fmaf(to_float(o[d]), to_float(d_o[d]), s);
-    p.dq_acc[acc_at + d] = 0.0f;
   }
   for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
   if (lane == 0) {
@@ -64,14 +63,27 @@ __global__ void row_sums_kernel(BwdParams p) {
   }
 }
 
-// dQ = dQ' scale in the dtype: dQ [tokens, Hq, D] from the accumulator [Hq, tokens, D].
+// dQ = dQ' scale in the dtype [tokens, Hq, D], one CTA per (query block, query head, sequence): it
+// reads the block's accumulator region in order and writes each element to its row and column.
 template <typename T, int D>
-__global__ void dq_convert_kernel(BwdParams p, std::int64_t n) {
-  const std::int64_t row_elems = static_cast<std::int64_t>(p.heads_q) * D;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t token = i / row_elems, h = i % row_elems / D, d = i % D;
-    static_cast<T*>(p.dq)[i] = from_float<T>(p.dq_acc[(h * p.total_q + token) * D + d] * p.scale);
+__global__ void dq_convert_kernel(BwdParams p) {
+  constexpr int kQueries = Tiles<D>::kQueries;
+  const int blk = blockIdx.x, h = blockIdx.y, seq = blockIdx.z;
+  std::int64_t first = static_cast<std::int64_t>(seq) * p.seq_q;
+  int len = p.seq_q;
+  if (p.cu_q != nullptr) {
+    first = p.cu_q[seq];
+    len = p.cu_q[seq + 1] - static_cast<int>(first);
+  }
+  if (blk * kQueries >= len) return;
+  const float* region =
+      p.dq_acc + (static_cast<std::int64_t>(h) * p.acc_rows + first + (seq + blk) * kQueries) * D;
+  T* dq = static_cast<T*>(p.dq);
+  for (int at = threadIdx.x; at < kQueries * D; at += blockDim.x) {
+    int row = 0, col = 0;
+    dq_acc_cell<D>(at, row, col);
+    const int i = blk * kQueries + row;
+    if (i < len) dq[((first + i) * p.heads_q + h) * D + col] = from_float<T>(region[at] * p.scale);
   }
 }
 
@@ -163,6 +175,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     bounds_s[4] = static_cast<int>(q_row0);  // rows < 2^31 (Problem's limits)
     bounds_s[5] = seq_q;
     bounds_s[6] = seq_kv;
+    bounds_s[7] = kVarlen ? p.seq_order[b] : b;  // the sequence (its accumulator rows)
   }
   // The sequence's lengths and mask inside the loop: the parameters' for a dense launch.
   auto len_q = [&] { return kVarlen ? bounds_s[5] : p.seq_q; };
@@ -287,13 +300,16 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(p_s + kv_m0, kSLd, do_s + kv_n0, kLd, lane, dv);
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ds_s + kv_m0, kSLd, q_s + kv_n0, kLd, lane, dk);
     // dQ' += dS' K over the warp's [queries x columns] tile, in chunks of columns, added to the fp32
-    // accumulator in global memory. Its layout [Hq, tokens, D] puts the tile's rows D apart, so every
-    // atomic of a step addresses one base register plus an immediate (with [tokens, Hq, D], each row's
-    // address was computed beside the previous row's atomics, which stalled on their operands: ncu).
+    // accumulator in global memory: the query block's own region, in the order the atomics write
+    // (dq_acc_index), so that one atomic covers two lines and every atomic of a step addresses one
+    // base register plus an immediate. Rows past the sequence add zeros (their P is 0) into the
+    // block's padding, so no row is tested.
     const std::int64_t q_first = kVarlen ? bounds_s[4] : static_cast<std::int64_t>(ptx::ctaid_z()) * p.seq_q;
-    const int tile_row0 = i0 + dq_m0 + g, rows_in = len_q() - tile_row0;
-    float* const dq_tile =
-        p.dq_acc + (static_cast<std::int64_t>(h) * p.total_q + q_first + tile_row0) * D + dq_n0 + 2 * t;
+    float* const dq_tile = p.dq_acc +
+                           (static_cast<std::int64_t>(h) * p.acc_rows + q_first +
+                            static_cast<std::int64_t>(bounds_s[7] + at.blk) * kQueries) *
+                               D +
+                           dq_acc_index<D>(warp, 0, 0, 0, lane);
     auto dq_chunk = [&]<int kC0, int kN>() {
       float acc[Ti::kDqM][2 * kN][4] = {};
       warp_mma<Ti::kDqM, kN, kKeys / 16, false, true>(ds_s + dq_m0 * kSLd, kSLd, k_s + dq_n0 + kC0 * 16, kLd,
@@ -302,16 +318,15 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
       for (int mt = 0; mt < Ti::kDqM; ++mt)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          if (16 * mt + 8 * half >= rows_in) continue;
-          float* row = dq_tile + (16 * mt + 8 * half) * D + kC0 * 16;
+          float* row = dq_tile + dq_acc_index<D>(0, mt, half, 2 * kC0, 0);
 #pragma unroll
           for (int nt = 0; nt < 2 * kN; ++nt) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
+            atomicAdd(reinterpret_cast<float2*>(row + nt * 64),
                       make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]));
 #else
-            atomicAdd(row + nt * 8, acc[mt][nt][2 * half]);
-            atomicAdd(row + nt * 8 + 1, acc[mt][nt][2 * half + 1]);
+            atomicAdd(row + nt * 64, acc[mt][nt][2 * half]);
+            atomicAdd(row + nt * 64 + 1, acc[mt][nt][2 * half + 1]);
 #endif
           }
         }
@@ -382,6 +397,8 @@ void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t str
 
 template <typename T, int D>
 void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
+  ATTN_CUDA_CHECK(
+      cudaMemsetAsync(prm.dq_acc, 0, static_cast<std::size_t>(pr.heads_q * prm.acc_rows * D) * 4, stream));
   const std::int64_t rows = prm.total_q * pr.heads_q;
   row_sums_kernel<T, D><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
@@ -389,9 +406,9 @@ void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
     launch_key_blocks<T, D, true>(pr, prm, stream);
   else
     launch_key_blocks<T, D, false>(pr, prm, stream);
-  const std::int64_t n = pr.q_elems();
-  const std::int64_t want = (n + 255) / 256;
-  dq_convert_kernel<T, D><<<static_cast<unsigned>(want < 4096 ? want : 4096), 256, 0, stream>>>(prm, n);
+  const dim3 blocks(static_cast<unsigned>((pr.seq_q + Tiles<D>::kQueries - 1) / Tiles<D>::kQueries),
+                    static_cast<unsigned>(pr.heads_q), static_cast<unsigned>(pr.batch));
+  dq_convert_kernel<T, D><<<blocks, 256, 0, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward dq_convert_kernel");
 }
 

@@ -23,7 +23,8 @@ constexpr int kBuffers = 2;
 // queries a step, and for each of the step's GEMMs how the 8 warps split its output: `*RowWarps`
 // warps along the rows, the rest along the columns. Every warp tile is a whole number of 16 x 16
 // blocks. The grids are FlashAttention-2's where it has one (D 64: 128 x 128 with S and dP over 4 x 2
-// warps; D 128: 64 x 128, 2 x 4, dK/dV 4 x 2, dQ 2 x 4; D 256: 64 x 64, 4 x 2, 2 x 4, 2 x 4): 2-D warp
+// warps; D 128: 64 x 128, 2 x 4, dK/dV 4 x 2, dQ 2 x 4; D 256: 64 x 64, 4 x 2, 2 x 4, FA2's dQ 2 x 4
+// spilled with the atomics' order of dq_acc_index, so 4 x 2 here): 2-D warp
 // tiles read each operand row by fewer warps than the v6 kernel's 16-key rows did, whose shared-memory
 // pipe was the bottleneck (docs/PERF.md, "fa2.mma backward v7"). D 32 keeps two CTAs an SM (128
 // registers): S over 4 x 2 warps, since 2 x 4 spilled there, and 128 queries a step with one CTA an
@@ -34,7 +35,7 @@ struct Tiles {
   static constexpr int kQueries = D == 64 ? 128 : 64;
   static constexpr int kSdpRowWarps = D == 32 || D == 64 || D > 128 ? 4 : 2;        // S, dP: queries x keys
   static constexpr int kKvRowWarps = D == 32 ? 8 : (D <= 160 || D == 224) ? 4 : 2;  // dK, dV: keys x D
-  static constexpr int kDqRowWarps = D == 128 || D == 192 || D == 256 ? 2 : 4;      // dQ: queries x D
+  static constexpr int kDqRowWarps = D == 128 || D == 192 ? 2 : 4;                  // dQ: queries x D
   static constexpr int kLd = D + 8;           // Q, K, V, dO rows in shared memory: 16 bytes of padding
   static constexpr int kScoreLd = kKeys + 8;  // P and dS rows
   // Warp tiles, in 16 x 16 blocks (m tiles, n pairs).
@@ -50,11 +51,33 @@ struct Tiles {
   static_assert(kDqM * kDqN * 256 * kWarps == kQueries * D, "dQ: the warps tile the step");
 };
 
+// Where lane `lane` of warp `warp` adds element (mt, half, n tile nt, e) of its dQ tile, within its
+// query block's accumulator region: the 32 lanes of one atomic write 64 consecutive floats (two
+// 128-byte lines; row-major, they touched eight). Its inverse, for the conversion: dq_acc_cell.
+template <int D>
+__host__ __device__ constexpr int dq_acc_index(int warp, int mt, int half, int nt, int lane) {
+  using Ti = Tiles<D>;
+  return ((((warp * Ti::kDqM + mt) * 2 + half) * (2 * Ti::kDqN) + nt) * 32 + lane) * 2;
+}
+// The (row, column) of the query block that position `at` of its region holds.
+template <int D>
+__host__ __device__ constexpr void dq_acc_cell(int at, int& row, int& col) {
+  using Ti = Tiles<D>;
+  const int e = at % 2, lane = at / 2 % 32, nt = at / 64 % (2 * Ti::kDqN), half = at / (128 * Ti::kDqN) % 2,
+            mt = at / (256 * Ti::kDqN) % Ti::kDqM, warp = at / (256 * Ti::kDqN * Ti::kDqM);
+  row = (warp % Ti::kDqRowWarps) * Ti::kDqM * 16 + 16 * mt + lane / 4 + 8 * half;
+  col = (warp / Ti::kDqRowWarps) * Ti::kDqN * 16 + nt * 8 + 2 * (lane % 4) + e;
+}
+
 struct BwdParams {
   const void *q, *k, *v, *o, *d_o;
   const float* lse;
   void *dq, *dk, *dv;
-  float* dq_acc;    // [Hq, tokens, D] fp32 (tokens = B Sq, or a varlen batch's total)
+  // dQ's fp32 accumulator, per query head acc_rows = tokens + B kQueries rows of D: a sequence's query
+  // block blk is the kQueries x D region at row first(seq) + seq kQueries + blk kQueries (a partial
+  // block's padding its own), in the order its warps' atomics write (dq_acc_index).
+  float* dq_acc;
+  std::int64_t acc_rows;
   float* row_sums;  // [B, Hq, Sq]; a varlen batch: [total_q, Hq]
   float* lse_log2;  // LSE log2(e), in LSE's layout (the exponent of P is one FMA)
   DeviceMask mask;
