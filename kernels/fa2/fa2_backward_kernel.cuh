@@ -301,7 +301,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ds_s + kv_m0, kSLd, q_s + kv_n0, kLd, lane, dk);
     // dQ' += dS' K over the warp's [queries x columns] tile, in chunks of columns, added to the fp32
     // accumulator in global memory: the query block's own region, in the order the atomics write
-    // (dq_acc_index), so that one atomic covers two lines and every atomic of a step addresses one
+    // (dq_acc_index), so that one float4 atomic covers four lines and every atomic of a step addresses one
     // base register plus an immediate. Rows past the sequence add zeros (their P is 0) into the
     // block's padding, so no row is tested.
     const std::int64_t q_first = kVarlen ? bounds_s[4] : static_cast<std::int64_t>(ptx::ctaid_z()) * p.seq_q;
@@ -320,13 +320,17 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
         for (int half = 0; half < 2; ++half) {
           float* row = dq_tile + dq_acc_index<D>(0, mt, half, 2 * kC0, 0);
 #pragma unroll
-          for (int nt = 0; nt < 2 * kN; ++nt) {
+          for (int np = 0; np < kN; ++np) {
+            const float* a = acc[mt][2 * np];
+            const float* b = acc[mt][2 * np + 1];
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            atomicAdd(reinterpret_cast<float2*>(row + nt * 64),
-                      make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]));
+            atomicAdd(reinterpret_cast<float4*>(row + np * 128),
+                      make_float4(a[2 * half], a[2 * half + 1], b[2 * half], b[2 * half + 1]));
 #else
-            atomicAdd(row + nt * 64, acc[mt][nt][2 * half]);
-            atomicAdd(row + nt * 64 + 1, acc[mt][nt][2 * half + 1]);
+            atomicAdd(row + np * 128, a[2 * half]);
+            atomicAdd(row + np * 128 + 1, a[2 * half + 1]);
+            atomicAdd(row + np * 128 + 2, b[2 * half]);
+            atomicAdd(row + np * 128 + 3, b[2 * half + 1]);
 #endif
           }
         }
