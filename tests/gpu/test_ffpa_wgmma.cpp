@@ -1,5 +1,6 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
-// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk) x S 1/100/4097,
+// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes sharing
+// S in a cluster (the default) and recomputing it) x S 1/100/4097,
 // causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
 // NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
 // dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
@@ -48,6 +49,7 @@ struct WgmmaCase {
   Problem problem;
   int q_stream = 0;
   int warpgroups = 0;
+  int cluster = 0;
 };
 
 std::vector<WgmmaCase> all_cases() {
@@ -56,8 +58,9 @@ std::vector<WgmmaCase> all_cases() {
     for (const FfpaVariant& v : kFfpaVariants) {
       const std::string tag = ffpa_case_prefix(d, v);
       const DType t = v.dtype;
-      auto add = [&](const std::string& n, const Problem& p, int q_stream = 0, int warpgroups = 0) {
-        out.push_back({tag + n, v.acc_f16, p, q_stream, warpgroups});
+      auto add = [&](const std::string& n, const Problem& p, int q_stream = 0, int warpgroups = 0,
+                     int cluster = 0) {
+        out.push_back({tag + n, v.acc_f16, p, q_stream, warpgroups, cluster});
       };
       add("s1", make_problem(1, 3, 3, 1, 1, d, t));
       add("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
@@ -73,6 +76,17 @@ std::vector<WgmmaCase> all_cases() {
       add("sq4097_sk100_causal_wg1", make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 1);
       add("s4097_full_wg1", make_problem(1, 3, 3, 4097, 4097, d, t), 0, 1);
       add("s1000_win128_64_wg1", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
+      // Several passes: the cases above recompute S in every pass (the default); these share it in a
+      // cluster (cluster = 2), Q resident where it fits and streamed.
+      if (fw::passes_of(d, v.acc_f16) > 1) {
+        add("s1_cluster", make_problem(1, 3, 3, 1, 1, d, t), 0, 0, 2);
+        add("s100_causal_gqa_cluster", make_problem(2, 8, 2, 100, 100, d, t, true), 0, 0, 2);
+        add("sq4097_sk100_causal_cluster", make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 0, 2);
+        add("s4097_full_cluster", make_problem(1, 3, 3, 4097, 4097, d, t), 0, 0, 2);
+        add("s4097_causal_gqa_qstream_cluster", make_problem(1, 4, 2, 4097, 4097, d, t, true), 1, 0, 2);
+        add("s1000_win128_64_cluster", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 0, 2);
+        add("sq64_sk20000_causal_gqa_cluster", make_problem(1, 2, 1, 64, 20000, d, t, true), 0, 0, 2);
+      }
     }
   // The 32-column tail chunk (D % 64 == 32), one pass and two.
   for (int d : {288, 800})
@@ -82,6 +96,9 @@ std::vector<WgmmaCase> all_cases() {
                      make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs});
       out.push_back({"d" + std::to_string(d) + "_f16_fp16" + tail, true,
                      make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs});
+      if (wgs == 2)  // a cluster whose last CTA owns the 32-column chunk (D 800: 4 + 4 + 4 + 1 chunks)
+        out.push_back({"d" + std::to_string(d) + "_f32_fp16" + tail + "_cluster", false,
+                       make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs, 2});
     }
   return out;
 }
@@ -100,14 +117,15 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 17u);
   OracleRun run;
-  run_against_oracle(*spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}}, seed, run);
+  run_against_oracle(
+      *spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}, {"cluster", c.cluster}}, seed, run);
   if (HasFatalFailure()) return;
 
   FfpaTolerance tol;
   ffpa_tolerance(p, c.acc_f16, run.in, run.ref, tol);
   if (HasFatalFailure()) return;
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
-            << ", warpgroups " << c.warpgroups << ", passes "
+            << ", warpgroups " << c.warpgroups << ", cluster " << c.cluster << ", passes "
             << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 " << run.err.rel_l2
             << ", cublas.unfused " << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule
             << "), LSE max abs " << run.err.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows "
@@ -144,6 +162,12 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
       std::string::npos);
   EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"warpgroups", 3}})
                 .find("warpgroups = 3"),
+            std::string::npos);
+  EXPECT_NE(
+      f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"cluster", 3}}).find("cluster = 3"),
+      std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"cluster", 2}, {"warpgroups", 1}})
+                .find("two warpgroups"),
             std::string::npos);
   Problem dv = make_problem(1, 1, 1, 16, 16, 512, DType::fp16);
   dv.head_dim_v = 256;
@@ -182,6 +206,16 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
       for (int wgs : {1, 2}) {
         EXPECT_EQ(fw::smem_bytes(d, false, wgs), fw::max_smem_bytes(false, wgs)) << d;  // constant in D
       }
+      // Cluster mode (several passes): a cluster is the passes (at most kMaxClusterPasses), and Q streamed
+      // always leaves a ring of at least 3 slots; so does Q resident for every acc_f32 D (4 chunks a CTA at
+      // most) and for acc_f16 (8 chunks); every layout fits sm_90's shared memory.
+      if (passes == 1) continue;
+      EXPECT_LE(passes, fw::kMaxClusterPasses) << d;
+      for (bool resident : {false, true}) {
+        EXPECT_TRUE(fw::cluster_fits(d, acc_f16, resident)) << d << " " << resident;
+        EXPECT_LE(fw::cluster_smem_bytes(d, acc_f16, resident), kH100) << d << " " << resident;
+      }
+      EXPECT_GE(fw::cluster_ring_slots(d, acc_f16, true), d <= 384 && !acc_f16 ? 5 : 3) << d;
     }
 }
 

@@ -1,10 +1,12 @@
 // ffpa.wgmma: registry entries of the Hopper split-D large-head-dim kernels (sm_90a, wgmma):
 // ffpa.wgmma.acc_f32 (fp32 accumulation, fp16 and bf16) and ffpa.wgmma.acc_f16 (fp16 accumulation,
 // fp16 only; in every CUDA build, refusing with the reason where the sm_90a kernels are not built),
-// each with the knobs q_stream (0 = Q resident where it fits, 1 = Q streamed with K)
-// and warpgroups (a CTA's 64-row warpgroups: 1 or 2; 0 = the traits' choice).
+// each with the knobs q_stream (0 = Q resident where it fits, 1 = Q streamed with K),
+// warpgroups (a CTA's 64-row warpgroups: 1 or 2; 0 = the traits' choice) and cluster (how the passes
+// of a wide D get S: 0 = the default, 1 = each recomputes it, 2 = a cluster shares it).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -42,13 +44,20 @@ std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
       {grid_shape_why_not(p, id),
        knob_choice_why_not(knobs, "q_stream", {0, 1}, id,
                            "takes 0 (Q resident where it fits) or 1 (Q streamed with K)"),
-       knob_choice_why_not(knobs, "warpgroups", {0, 1, 2}, id, "is compiled for 1 and 2 (0 = default)")});
+       knob_choice_why_not(knobs, "warpgroups", {0, 1, 2}, id, "is compiled for 1 and 2 (0 = default)"),
+       knob_choice_why_not(
+           knobs, "cluster", {0, 1, 2}, id,
+           "takes 0 (default), 1 (each pass recomputes S) or 2 (the passes share S in a cluster)"),
+       knob_value(knobs, "cluster") == 2 && knob_value(knobs, "warpgroups") == 1
+           ? std::string("cluster = 2 with warpgroups = 1: ") + id +
+                 "'s cluster mode is compiled for two warpgroups a CTA (warpgroups = 0 or 2)"
+           : std::string()});
 }
 
 class FfpaWgmmaKernel final : public PreparedKernel {
  public:
-  FfpaWgmmaKernel(const Problem& p, bool q_resident, int wgs, bool acc_f16)
-      : m_problem(p), m_q_resident(q_resident), m_wgs(wgs), m_acc_f16(acc_f16) {}
+  FfpaWgmmaKernel(const Problem& p, bool q_resident, int wgs, bool cluster, bool acc_f16)
+      : m_problem(p), m_q_resident(q_resident), m_wgs(wgs), m_cluster(cluster), m_acc_f16(acc_f16) {}
 
   bool writes_lse() const override { return true; }
 
@@ -61,13 +70,14 @@ class FfpaWgmmaKernel final : public PreparedKernel {
     prm.head_dim = static_cast<int>(pr.head_dim);
     prm.n_passes = fw::passes_of(prm.head_dim, m_acc_f16);
     prm.pass_chunks = fw::pass_chunks(prm.head_dim, m_acc_f16);
+    if (m_cluster) prm.ring_slots = fw::cluster_ring_slots(prm.head_dim, m_acc_f16, m_q_resident);
 #if ATTNSCOPE_HAS_FFPA_WGMMA
     if (m_acc_f16)
-      fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, m_wgs, a.stream);
+      fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, m_wgs, m_cluster, a.stream);
     else if (pr.dtype == DType::fp16)
-      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, m_wgs, a.stream);
+      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, m_wgs, m_cluster, a.stream);
     else
-      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, m_wgs, a.stream);
+      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, m_wgs, m_cluster, a.stream);
 #else
     throw KernelError("ffpa.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
 #endif
@@ -77,6 +87,7 @@ class FfpaWgmmaKernel final : public PreparedKernel {
   Problem m_problem;
   bool m_q_resident;
   int m_wgs;
+  bool m_cluster;  // the passes of a row block share S in a cluster (only where there are passes)
   bool m_acc_f16;
 };
 
@@ -90,11 +101,22 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
   const int d = static_cast<int>(p.head_dim);
   const int wgs =
       knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::kDefaultWarpgroups;
-  const bool q_resident = knob_value(knobs, "q_stream") == 0 && fw::q_resident_by_default(d, wgs, optin);
-  if (fw::smem_bytes(d, q_resident, wgs) > optin)
-    throw Unsupported("ffpa.wgmma needs " + std::to_string(fw::smem_bytes(d, q_resident, wgs)) +
+  const int cluster_knob = knob_value(knobs, "cluster");
+  const bool cluster = fw::passes_of(d, acc_f16) > 1 && wgs == 2 &&
+                       (cluster_knob == 0 ? fw::kClusterByDefault : cluster_knob == 2);
+  const bool q_stream = knob_value(knobs, "q_stream") == 1;
+  // Cluster mode: Q resident unless that costs the ring slots that streaming it would keep (up to 4: two
+  // items loading while one is computed).
+  const int resident_ring = fw::cluster_ring_slots(d, acc_f16, true);
+  const bool q_resident =
+      !q_stream && (cluster ? resident_ring >= std::min(4, fw::cluster_ring_slots(d, acc_f16, false))
+                            : fw::q_resident_by_default(d, wgs, optin));
+  const int smem =
+      cluster ? fw::cluster_smem_bytes(d, acc_f16, q_resident) : fw::smem_bytes(d, q_resident, wgs);
+  if (smem > optin)
+    throw Unsupported("ffpa.wgmma needs " + std::to_string(smem) +
                       " bytes of shared memory a block; this GPU allows " + std::to_string(optin));
-  return std::make_unique<FfpaWgmmaKernel>(p, q_resident, wgs, acc_f16);
+  return std::make_unique<FfpaWgmmaKernel>(p, q_resident, wgs, cluster, acc_f16);
 }
 
 KernelSpec make_wgmma_spec(bool acc_f16) {
@@ -105,9 +127,9 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
           "FFPA-style split-D attention on Hopper warpgroup MMAs (sm_90a): Q, K, V streamed in 64-column "
           "chunks, 128x128 tiles, ") +
       (acc_f16 ? "fp16 accumulation (S and P.V), fp16 O kept normalised, fp32 softmax state; O in passes of "
-                 "512 columns; D 32..1024; fp16"
-               : "fp32 accumulation; O in passes of 256 columns (each pass recomputes S); D 32..1024; "
-                 "fp16/bf16");
+                 "512 columns (each recomputing S, or a cluster's CTAs sharing it); D 32..1024; fp16"
+               : "fp32 accumulation; O in passes of 256 columns (each recomputing S, or a cluster's CTAs "
+                 "sharing it); D 32..1024; fp16/bf16");
   s.backend = Backend::cuda;
   s.knobs = {
       {"q_stream",
@@ -121,6 +143,14 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
        "64-row warpgroups a CTA: 2 = one CTA an SM, K/V shared by 128 rows, Q resident where it fits; 1 = "
        "two "
        "CTAs an SM, Q streamed, one CTA's softmax overlapping the other's wgmmas (0 = traits default)"},
+      {"cluster",
+       {0, 1, 2},
+       0,
+       "where D needs several passes over O's columns: 1 = each pass a CTA recomputing all of S; 2 = the "
+       "passes of a row block one thread-block cluster, each forming S over its own columns of D and adding "
+       "the others' partial S through distributed shared memory (two warpgroups a CTA); 0 = traits default "
+       "(1: "
+       "faster on the H100)"},
   };
   s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_why_not(p, k, acc_f16); };
   s.prepare = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_prepare(p, k, acc_f16); };

@@ -13,6 +13,11 @@
 // both in fp16 and keeps O normalised (O = U / l): before each tile's P V, O is scaled by
 // l_old alpha / l_new and P by 1 / l_new, so O never holds the unnormalised sum, which overflows
 // fp16 once l |v| > 65504. The softmax state (max, sum) is fp32 in both.
+//
+// Cluster mode (kCluster): the n_passes CTAs of a row block form a thread-block cluster; each forms
+// S over its own O chunks' columns of D, and the partial S are added through distributed shared
+// memory (ffpa_wgmma_exchange.cuh), so no CTA recomputes the others' Q·Kᵀ. Measured slower than
+// recomputing (docs/PERF.md), so off by default.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -24,6 +29,7 @@
 #include "kernels/common/wgmma_ptx.cuh"
 #include "kernels/fa2/fa2_head_offsets.cuh"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
+#include "kernels/ffpa/wgmma/ffpa_wgmma_exchange.cuh"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_traits.hpp"
 
@@ -42,6 +48,18 @@ using ::attn::ptx::smem_addr;
 template <int Pending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// The same with the count known at run time (0 to 3).
+__device__ __forceinline__ void cp_async_wait_pending(int pending) {
+  if (pending <= 0)
+    cp_async_wait<0>();
+  else if (pending == 1)
+    cp_async_wait<1>();
+  else if (pending == 2)
+    cp_async_wait<2>();
+  else
+    cp_async_wait<3>();
 }
 
 // Copies rows [row0, row0 + Rows) x columns [col0, col0 + 64) of a BSHD head (row stride ld) into a
@@ -132,7 +150,7 @@ __device__ __forceinline__ void acc_scale_rows(std::uint32_t (&r)[N], const floa
   }
 }
 
-template <typename T, bool AccF16, bool QResident, int WGs>
+template <typename T, bool AccF16, bool QResident, int WGs, bool kCluster = false>
 __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(const WgmmaParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = WgmmaOps<T, AccF16>;
@@ -141,8 +159,11 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   constexpr int kQTileBytes = q_tile_bytes(WGs);
   constexpr int kOChunks = max_pass_cols(AccF16) / kChunk;
   constexpr int kRing = ring_slots(WGs, QResident);
+  // Cluster mode: as many slots as fit beside the exchange buffers (cluster_ring_slots, 3 to 6).
+  const int ring_n = kCluster ? p.ring_slots : kRing;
   constexpr int kSlotBytes = slot_bytes(WGs, QResident);  // [Q chunk,] K chunk; a V chunk at the start
   static_assert(!QResident || WGs == 2, "Q resident is compiled for the two-warpgroup CTA");
+  static_assert(!kCluster || WGs == 2, "cluster mode is compiled for the two-warpgroup CTA");
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -161,6 +182,9 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   const int n_dc = chunks_of(D);
   const int oc0 = pass * p.pass_chunks;
   const int n_oc = min(p.pass_chunks, n_dc - oc0);
+  // The K (and Q) chunks this CTA's S is formed over: all of D, or in cluster mode its O chunks'.
+  const int qk0 = kCluster ? oc0 : 0;
+  const int n_qk = kCluster ? n_oc : n_dc;
 
   const T* q_head = static_cast<const T*>(p.q) + fa2::q_head_offset(p, b, h, D);
   const std::int64_t kv_off = fa2::kv_head_offset(p, b, h, D);
@@ -171,35 +195,51 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   const KeyTiles keys = key_tiles(p, row0, kBr, kBc);
   const int n_lo = keys.n_lo, n_hi = keys.n_hi, full_lo = keys.full_lo, full_hi = keys.full_hi;
   const int n_tiles = n_hi - n_lo;
-  const int per_tile = n_dc + n_oc;
+  const int per_tile = n_qk + n_oc;
   const int total_items = n_tiles * per_tile;
 
   const std::uint32_t q_res = smem0;  // resident Q: chunk c at c * kQTileBytes
-  const std::uint32_t ring = smem0 + static_cast<std::uint32_t>(QResident ? n_dc * kQTileBytes : 0);
+  const std::uint32_t ring =
+      smem0 + static_cast<std::uint32_t>(QResident ? (kCluster ? p.pass_chunks : n_dc) * kQTileBytes : 0);
+  // Cluster mode: the exchange's two barriers and two buffers after the ring (cluster_smem_bytes).
+  const ExchangeLayout<kThreads, Ops::kSRegs / 4> xc{ring + static_cast<std::uint32_t>(ring_n * kSlotBytes),
+                                                     p.n_passes};
+  if constexpr (kCluster) {
+    if (tid == 0) {
+      tma::mbar_init(xc.bar_scatter(), 1);
+      tma::mbar_init(xc.bar_gather(), 1);
+      xc.arm(pass);
+      tma::fence_mbar_init();
+    }
+    // No CTA pushes before every barrier of the cluster is initialised and armed.
+    cluster::arrive();
+    cluster::wait();
+  }
   if constexpr (QResident) {
-    for (int c = 0; c < n_dc; ++c)
+    for (int c = 0; c < n_qk; ++c)
       load_chunk<kBr, kThreads>(q_res + static_cast<std::uint32_t>(c * kQTileBytes), q_head, row0, p.seq_q,
-                                c * kChunk, D, p.q_row_stride, tid);
+                                (qk0 + c) * kChunk, D, p.q_row_stride, tid);
     cp_async_commit();  // the oldest group: complete once the first item's wait returns
   }
 
-  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_dc-1 = K chunks, then V chunks;
+  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_qk-1 = K chunks, then V chunks;
   // the issuer walks it with counters (no divisions in the loop).
   int issued = 0, issue_slot = 0, issue_i = 0, issue_key_row = (n_hi - 1) * kBc;
   const auto issue_next = [&]() {
     if (issued < total_items) {
       const std::uint32_t dst = ring + static_cast<std::uint32_t>(issue_slot * kSlotBytes);
-      if (issue_i < n_dc) {
+      if (issue_i < n_qk) {
         if constexpr (!QResident)
-          load_chunk<kBr, kThreads>(dst, q_head, row0, p.seq_q, issue_i * kChunk, D, p.q_row_stride, tid);
+          load_chunk<kBr, kThreads>(dst, q_head, row0, p.seq_q, (qk0 + issue_i) * kChunk, D, p.q_row_stride,
+                                    tid);
         load_chunk<kBc, kThreads>(dst + (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)), k_head,
-                                  issue_key_row, p.seq_kv, issue_i * kChunk, D, p.kv_row_stride, tid);
+                                  issue_key_row, p.seq_kv, (qk0 + issue_i) * kChunk, D, p.kv_row_stride, tid);
       } else {
-        load_chunk<kBc, kThreads>(dst, v_head, issue_key_row, p.seq_kv, (oc0 + issue_i - n_dc) * kChunk, D,
+        load_chunk<kBc, kThreads>(dst, v_head, issue_key_row, p.seq_kv, (oc0 + issue_i - n_qk) * kChunk, D,
                                   p.kv_row_stride, tid);
       }
       ++issued;
-      issue_slot = issue_slot + 1 == kRing ? 0 : issue_slot + 1;
+      issue_slot = issue_slot + 1 == ring_n ? 0 : issue_slot + 1;
       if (++issue_i == per_tile) {
         issue_i = 0;
         issue_key_row -= kBc;
@@ -211,17 +251,20 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   // through the barrier and the copies), so a slot is free once the item two back is done: kRing - 2
   // items are loading while one is computed.
 #pragma unroll 1
-  for (int s = 0; s < kRing - 2; ++s) issue_next();
+  for (int s = 0; s < ring_n - 2; ++s) issue_next();
   int slot_index = 0;
   // Waits for the next item; past the barrier every warpgroup has waited for its wgmmas of the item
   // two back, whose slot takes the item kRing - 2 ahead. Returns the item's slot.
   const auto acquire = [&]() -> std::uint32_t {
-    cp_async_wait<kRing - 3>();
+    if constexpr (kCluster)
+      cp_async_wait_pending(ring_n - 3);
+    else
+      cp_async_wait<kRing - 3>();
     wgmma::fence_proxy_async_smem();
     __syncthreads();
     issue_next();
     const std::uint32_t slot = ring + static_cast<std::uint32_t>(slot_index * kSlotBytes);
-    slot_index = slot_index + 1 == kRing ? 0 : slot_index + 1;
+    slot_index = slot_index + 1 == ring_n ? 0 : slot_index + 1;
     return slot;
   };
 
@@ -246,7 +289,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 #pragma unroll
     for (int i = 0; i < Ops::kSRegs; ++i) s[i] = Acc{0};
 #pragma unroll 1
-    for (int c = 0; c < n_dc; ++c) {
+    for (int c = 0; c < n_qk; ++c) {
       const std::uint32_t slot = acquire();
       const std::uint32_t qa =
           (QResident ? q_res + static_cast<std::uint32_t>(c * kQTileBytes) : slot) + q_wg_off;
@@ -263,6 +306,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
     // makes it serialise every wgmma of the kernel: info C7514).
     wgmma::wait<0>();
     wgmma::fence_operands(s);
+    if constexpr (kCluster) exchange_partial_s<kThreads>(s, xc, pass, tid, tile);
 
     // ---- online softmax on S; P packed as 16-bit pairs in wgmma's A-fragment order.
     float x[2][32];  // [row half][2 j + column]: block j's two columns of this thread
@@ -349,6 +393,9 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 
   // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0).
   cp_async_wait_all();
+  // The other CTAs have read this CTA's last partial S before it exits (its shared memory goes).
+  if constexpr (kCluster)
+    if (n_tiles > 0) cluster::wait();
   T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, b, h, D);
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {

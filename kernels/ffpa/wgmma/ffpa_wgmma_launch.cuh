@@ -1,6 +1,6 @@
 // ffpa.wgmma launch template: the grid (row blocks x passes, heads, batch), the shared-memory
-// opt-in, and the switch over Q residency and warpgroups a CTA. Included only by the instantiation files in
-// inst/.
+// opt-in, and the switch over Q residency, warpgroups a CTA and cluster mode (the passes of a row
+// block one cluster). Included only by the instantiation files in inst/.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -29,16 +29,55 @@ void launch_wgmma(const WgmmaParams& p, cudaStream_t stream) {
   ATTN_CUDA_CHECK_LAUNCH("ffpa.wgmma ffpa_wgmma_kernel");
 }
 
+// Cluster mode: the n_passes CTAs of a row block, adjacent in x, form one cluster (their rank is
+// their pass).
+template <typename T, bool kAccF16, bool kQResident>
+void launch_wgmma_cluster(const WgmmaParams& p, cudaStream_t stream) {
+  const auto kernel = ffpa_wgmma_kernel<T, kAccF16, kQResident, 2, true>;
+  // Once per kernel: its ring grows into whatever sm_90's shared memory leaves (prepare() checked this GPU).
+  static const cudaError_t attr_status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSm90SmemOptin);
+  ATTN_CUDA_CHECK(attr_status);
+  const int m_blocks = (p.seq_q + rows_of(2) - 1) / rows_of(2);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(m_blocks * p.n_passes), static_cast<unsigned>(p.heads_q),
+                     static_cast<unsigned>(p.batch));
+  cfg.blockDim = dim3(threads_of(2));
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(cluster_smem_bytes(p.head_dim, kAccF16, kQResident));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(p.n_passes);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  ATTN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, p));
+  ATTN_CUDA_CHECK_LAUNCH("ffpa.wgmma ffpa_wgmma_kernel (cluster)");
+}
+
 template <DType kType, bool kAccF16>
-void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, void* stream) {
+void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, void* stream) {
   using T = std::conditional_t<kType == DType::fp16, __half, __nv_bfloat16>;
   static_assert(kType == DType::fp16 || kType == DType::bf16, "ffpa.wgmma takes fp16 and bf16");
   static_assert(!kAccF16 || kType == DType::fp16, "fp16 accumulation takes fp16 inputs");
+  const auto st = static_cast<cudaStream_t>(stream);
+  if (cluster && p.n_passes > 1) {
+    // A cluster CTA keeps only its own chunks of Q: resident wherever prepare() found it fits.
+    if (!is_supported_head_dim(p.head_dim) || wgs != 2 || p.n_passes > kMaxClusterPasses)
+      throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) + " in cluster mode with " +
+                        std::to_string(wgs) + " warpgroups is not compiled (2 warpgroups, up to " +
+                        std::to_string(kMaxClusterPasses) + " passes)");
+    if (q_resident)
+      launch_wgmma_cluster<T, kAccF16, true>(p, st);
+    else
+      launch_wgmma_cluster<T, kAccF16, false>(p, st);
+    return;
+  }
   if (!is_supported_head_dim(p.head_dim) || (q_resident && (p.head_dim > kMaxResidentHeadDim || wgs != 2)) ||
       (wgs != 1 && wgs != 2))
     throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) + " with " + std::to_string(wgs) +
                       " warpgroups" + (q_resident ? " and Q resident" : "") + " is not compiled");
-  const auto st = static_cast<cudaStream_t>(stream);
   if (wgs == 1)
     launch_wgmma<T, kAccF16, false, 1>(p, st);
   else if (q_resident)

@@ -1,5 +1,6 @@
 // ffpa.wgmma launch interface (host-only): run_wgmma<dtype, acc_f16> launches the sm_90a kernel
-// with Q resident or streamed, 1 or 2 warpgroups a CTA. Defined in ffpa_wgmma_launch.cuh, instantiated once
+// with Q resident or streamed, 1 or 2 warpgroups a CTA, the passes of a row block recomputing S or
+// (cluster) sharing it. Defined in ffpa_wgmma_launch.cuh, instantiated once
 // per (dtype, accumulation) in inst/.
 #pragma once
 #include "kernels/api/dtype.hpp"
@@ -9,10 +10,10 @@ namespace attn::ffpa_wgmma {
 
 // Enqueues one forward pass on `stream` (a cudaStream_t); p.n_passes and p.pass_chunks set.
 template <DType kType, bool kAccF16>
-void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, void* stream);
+void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, void* stream);
 
-extern template void run_wgmma<DType::fp16, false>(const WgmmaParams&, bool, int, void*);
-extern template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, int, void*);
-extern template void run_wgmma<DType::fp16, true>(const WgmmaParams&, bool, int, void*);
+extern template void run_wgmma<DType::fp16, false>(const WgmmaParams&, bool, int, bool, void*);
+extern template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, int, bool, void*);
+extern template void run_wgmma<DType::fp16, true>(const WgmmaParams&, bool, int, bool, void*);
 
 }  // namespace attn::ffpa_wgmma

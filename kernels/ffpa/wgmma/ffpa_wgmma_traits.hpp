@@ -56,6 +56,42 @@ constexpr int max_smem_bytes(bool q_resident, int wgs) {
   return smem_bytes(q_resident ? kMaxResidentHeadDim : kMaxHeadDim, q_resident, wgs);
 }
 
+// Cluster mode (two warpgroups only): the passes of a row block are the CTAs of one thread-block
+// cluster, and each forms Q·Kᵀ over its own O chunks' columns of D only. The partial S (a thread's
+// accumulator registers, fp32 or packed fp16: G = 16 or 8 groups of 16 bytes) are added across the
+// cluster through distributed shared memory, a reduce-scatter and an all-gather (each CTA owns G / C of
+// the groups; ffpa_wgmma_kernel.cuh), so every CTA holds the same S, and so the same P, without
+// recomputing Q·Kᵀ: the QK work is that of one pass at every D. A CTA keeps only its own chunks of Q.
+inline constexpr int kSm90SmemOptin = 227 * 1024;  // a block's shared memory on every sm_90 GPU
+inline constexpr int kMaxClusterPasses = 4;        // acc_f32 at D = 1024: 4 passes of 256 columns
+// Off: sharing S through distributed shared memory measured 25-50% slower than recomputing it for
+// acc_f32 at every D, and for acc_f16 5-8% slower at D 640, level at 768 and 1-12% faster at 896-1024
+// in one call that ran it first (H100, 2026-11-27 22:28 UTC; docs/PERF.md "ffpa.wgmma cluster mode"):
+// the exchange moves 32-64 KiB a CTA a tile over the SM-to-SM network with the tensor cores idle.
+inline constexpr bool kClusterByDefault = false;
+// Two barriers, a scatter buffer of (C - 1) x ceil(G / C) groups a thread and a stage buffer of G.
+constexpr int exchange_bytes(int d, bool acc_f16) {
+  const int groups = acc_f16 ? 8 : 16, ranks = passes_of(d, acc_f16), group_bytes = threads_of(2) * 16;
+  return 16 + (ranks - 1) * ((groups + ranks - 1) / ranks) * group_bytes + groups * group_bytes;
+}
+// The ring beside Q and the exchange buffers: as many slots as fit in sm_90's shared memory, up to the
+// usual 5 (Q resident) or 6; 0 where not even 3 fit (two items loading while one is computed need 4).
+constexpr int cluster_ring_slots(int d, bool acc_f16, bool q_resident) {
+  const int fixed =
+      kAlignSlack + (q_resident ? pass_chunks(d, acc_f16) * q_tile_bytes(2) : 0) + exchange_bytes(d, acc_f16);
+  const int fit = (kSm90SmemOptin - fixed) / slot_bytes(2, q_resident);
+  const int slots = fit < ring_slots(2, q_resident) ? fit : ring_slots(2, q_resident);
+  return slots >= 3 ? slots : 0;
+}
+constexpr int cluster_smem_bytes(int d, bool acc_f16, bool q_resident) {
+  return kAlignSlack + (q_resident ? pass_chunks(d, acc_f16) * q_tile_bytes(2) : 0) +
+         cluster_ring_slots(d, acc_f16, q_resident) * slot_bytes(2, q_resident) + exchange_bytes(d, acc_f16);
+}
+// Cluster mode runs a head dim with Q resident or streamed where the ring has at least 3 slots.
+constexpr bool cluster_fits(int d, bool acc_f16, bool q_resident) {
+  return cluster_ring_slots(d, acc_f16, q_resident) >= 3;
+}
+
 // Q stays in shared memory (loaded once, a third less L2 traffic) where it fits beside the ring;
 // only the two-warpgroup CTA keeps it (one warpgroup's CTA shares the SM with a second).
 constexpr bool q_resident_by_default(int d, int wgs, int smem_limit) {
