@@ -315,25 +315,18 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
       warp_mma<Ti::kDqM, kN, kKeys / 16, false, true>(ds_s + dq_m0 * kSLd, kSLd, k_s + dq_n0 + kC0 * 16, kLd,
                                                       lane, acc);
 #pragma unroll
-      for (int mt = 0; mt < Ti::kDqM; ++mt)
+      for (int mt = 0; mt < Ti::kDqM; ++mt) {
+        float* row = dq_tile + dq_acc_index<D>(0, mt, 0, 2 * kC0, 0);
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          float* row = dq_tile + dq_acc_index<D>(0, mt, half, 2 * kC0, 0);
-#pragma unroll
-          for (int np = 0; np < kN; ++np) {
-            const float* a = acc[mt][2 * np];
-            const float* b = acc[mt][2 * np + 1];
+        for (int nt = 0; nt < 2 * kN; ++nt) {
+          const float* c = acc[mt][nt];
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            atomicAdd(reinterpret_cast<float4*>(row + np * 128),
-                      make_float4(a[2 * half], a[2 * half + 1], b[2 * half], b[2 * half + 1]));
+          atomicAdd(reinterpret_cast<float4*>(row + nt * 128), make_float4(c[0], c[1], c[2], c[3]));
 #else
-            atomicAdd(row + np * 128, a[2 * half]);
-            atomicAdd(row + np * 128 + 1, a[2 * half + 1]);
-            atomicAdd(row + np * 128 + 2, b[2 * half]);
-            atomicAdd(row + np * 128 + 3, b[2 * half + 1]);
+          for (int e = 0; e < 4; ++e) atomicAdd(row + nt * 128 + e, c[e]);
 #endif
-          }
         }
+      }
     };
     constexpr int kChunk = Ti::kDqChunkN, kWhole = Ti::kDqN / kChunk, kRest = Ti::kDqN % kChunk;
     [&]<int... kI>(std::integer_sequence<int, kI...>) {

@@ -52,24 +52,24 @@ struct Tiles {
 };
 
 // Where lane `lane` of warp `warp` adds element (mt, half, n tile nt, e) of its dQ tile, within its
-// query block's accumulator region: a lane's elements of n tiles 2 np and 2 np + 1 are 4 consecutive
-// floats (one float4 atomic), and the 32 lanes of one atomic write 128 consecutive floats (four
-// 128-byte lines; row-major, they touched eight lines for a quarter of the data). Its inverse, for the
-// conversion: dq_acc_cell.
+// query block's accumulator region: a lane's four accumulators of one n tile (rows g and g + 8, two
+// columns each) are 4 consecutive floats, so one float4 atomic takes the MMA's accumulator registers as
+// they are (no moves into a new quadruple, whose registers the next atomic's operands then waited for:
+// ncu source view), and the 32 lanes of one atomic write 128 consecutive floats (four 128-byte lines).
+// Its inverse, for the conversion: dq_acc_cell.
 template <int D>
 __host__ __device__ constexpr int dq_acc_index(int warp, int mt, int half, int nt, int lane) {
   using Ti = Tiles<D>;
-  return (((((warp * Ti::kDqM + mt) * 2 + half) * Ti::kDqN + nt / 2) * 32 + lane) * 2 + nt % 2) * 2;
+  return (((((warp * Ti::kDqM + mt) * (2 * Ti::kDqN) + nt) * 32 + lane) * 2) + half) * 2;
 }
 // The (row, column) of the query block that position `at` of its region holds.
 template <int D>
 __host__ __device__ constexpr void dq_acc_cell(int at, int& row, int& col) {
   using Ti = Tiles<D>;
-  const int e = at % 2, j = at / 2 % 2, lane = at / 4 % 32, np = at / 128 % Ti::kDqN,
-            half = at / (128 * Ti::kDqN) % 2, mt = at / (256 * Ti::kDqN) % Ti::kDqM,
-            warp = at / (256 * Ti::kDqN * Ti::kDqM);
+  const int e = at % 2, half = at / 2 % 2, lane = at / 4 % 32, nt = at / 128 % (2 * Ti::kDqN),
+            mt = at / (256 * Ti::kDqN) % Ti::kDqM, warp = at / (256 * Ti::kDqN * Ti::kDqM);
   row = (warp % Ti::kDqRowWarps) * Ti::kDqM * 16 + 16 * mt + lane / 4 + 8 * half;
-  col = (warp / Ti::kDqRowWarps) * Ti::kDqN * 16 + (2 * np + j) * 8 + 2 * (lane % 4) + e;
+  col = (warp / Ti::kDqRowWarps) * Ti::kDqN * 16 + nt * 8 + 2 * (lane % 4) + e;
 }
 
 struct BwdParams {
