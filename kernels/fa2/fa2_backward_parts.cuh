@@ -182,11 +182,26 @@ __device__ __forceinline__ void load_tile_pair(T* tile_a, const T* base_a, T* ti
   const std::int64_t first = (row0 + r) * ld + c * 8, step = kRowStep * ld;
   const std::uint32_t dst_a = ptx::smem_addr(tile_a + r * Tiles<D>::kLd + c * 8),
                       dst_b = ptx::smem_addr(tile_b + r * Tiles<D>::kLd + c * 8);
-  const bool whole = row0 + kRows <= rows;
+  if (row0 + kRows <= rows) {
+    // A whole tile (every step but a sequence's last): two pointers advanced by the stride, no
+    // per-row test or select (their arithmetic reused registers the cp.asyncs still read: ncu).
+    const T* a = base_a + first;
+    const T* b = base_b + first;
+#pragma unroll
+    for (int k = 0; k < kIters; ++k) {
+      if (kRows % kRowStep != 0 && k == kIters - 1 && r + k * kRowStep >= kRows) break;
+      const std::uint32_t to = k * kRowStep * Tiles<D>::kLd * 2;
+      ptx::cp_async_16(dst_a + to, a, 16);
+      ptx::cp_async_16(dst_b + to, b, 16);
+      a += step;
+      b += step;
+    }
+    return;
+  }
 #pragma unroll
   for (int k = 0; k < kIters; ++k) {
     if (kRows % kRowStep != 0 && k == kIters - 1 && r + k * kRowStep >= kRows) break;
-    const bool in = whole || row0 + r + k * kRowStep < rows;
+    const bool in = row0 + r + k * kRowStep < rows;
     const std::int64_t at = in ? first + k * step : 0;
     const std::uint32_t to = k * kRowStep * Tiles<D>::kLd * 2;
     ptx::cp_async_16(dst_a + to, base_a + at, in ? 16 : 0);
