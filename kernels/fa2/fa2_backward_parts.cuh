@@ -23,8 +23,8 @@ constexpr int kBuffers = 2;
 // queries a step, and for each of the step's GEMMs how the 8 warps split its output: `*RowWarps`
 // warps along the rows, the rest along the columns. Every warp tile is a whole number of 16 x 16
 // blocks. The grids are FlashAttention-2's where it has one (D 64: 128 x 128 with S and dP over 4 x 2
-// warps; D 128: 64 x 128, 2 x 4, dK/dV 4 x 2, dQ 2 x 4; D 256: 64 x 64, 4 x 2, 2 x 4, FA2's dQ 2 x 4
-// spilled with the atomics' order of dq_acc_index, so 4 x 2 here): 2-D warp
+// warps; D 128: 64 x 128, 2 x 4, dK/dV 4 x 2, dQ 2 x 4; D 256: 64 x 64, 4 x 2, 2 x 4, dQ 2 x 4: 255
+// registers, no spill, 3-4% faster than 4 x 2 at S 8192, docs/PERF.md): 2-D warp
 // tiles read each operand row by fewer warps than the v6 kernel's 16-key rows did, whose shared-memory
 // pipe was the bottleneck (docs/PERF.md, "fa2.mma backward v7"). D 32 keeps two CTAs an SM (128
 // registers): S over 4 x 2 warps, since 2 x 4 spilled there, and 128 queries a step with one CTA an
@@ -35,7 +35,7 @@ struct Tiles {
   static constexpr int kQueries = D == 64 ? 128 : 64;
   static constexpr int kSdpRowWarps = D == 32 || D == 64 || D > 128 ? 4 : 2;        // S, dP: queries x keys
   static constexpr int kKvRowWarps = D == 32 ? 8 : (D <= 160 || D == 224) ? 4 : 2;  // dK, dV: keys x D
-  static constexpr int kDqRowWarps = D == 128 || D == 192 ? 2 : 4;                  // dQ: queries x D
+  static constexpr int kDqRowWarps = D == 128 || D == 192 || D == 256 ? 2 : 4;      // dQ: queries x D
   static constexpr int kLd = D + 8;           // Q, K, V, dO rows in shared memory: 16 bytes of padding
   static constexpr int kScoreLd = kKeys + 8;  // P and dS rows
   // Warp tiles, in 16 x 16 blocks (m tiles, n pairs).
