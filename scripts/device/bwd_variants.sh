@@ -19,22 +19,5 @@ for v in "$@"; do
 done
 for v in "$@"; do
   echo "== $v against $BASE (variant / base / variant)"
-  for d in ${VARIANT_D:-64 128 192 256}; do
-    for s in 2048 8192; do
-      n=0
-      for b in "$v" "$BASE" "$v"; do
-        n=$((n + 1))
-        timeout 120 "$b/attnscope" run --quiet --kernels fa2.mma --batch $((16384 / s)) --heads $((2048 / d)) \
-          --seq $s --head-dim $d --causal 0,1 --pass bwd --l2 warm --no-check --metrics none --max-time-s 0.3 \
-          --out /tmp/vab_$n --force > /dev/null 2>&1
-        python3 - /tmp/vab_$n/results.jsonl "$d $s run$n" <<'PY'
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if "kernel" in r:
-        print(sys.argv[2], "causal", int(r["problem"].get("causal", False)), f'{r.get("tflops", 0):.1f}', r["status"])
-PY
-      done
-    done
-  done | paste - - - - - -
+  BWD_D=${VARIANT_D:-64 128 192 256} "$HERE/bwd_wide_ab.sh" "$v" "$BASE" | paste - - - - - -
 done

@@ -2,7 +2,7 @@
 # ffpa.wgmma's cluster mode (passes sharing S through distributed shared memory) against its passes
 # recomputing S and cublas.unfused, in one device call: the ffpa.wgmma GPU tests, memcheck of a cluster
 # case, then B=1 H=48 S=8192 at D in $CL_D (fp16, causal 0 and 1; bf16 at $CL_BF16_D), kernels in the
-# order given, a cool-down between runs (the H100 runs at its power cap: docs/PERF.md, fa3.wgmma).
+# order given, a cool-down before each case (the H100 runs at its power cap: docs/PERF.md, fa3.wgmma).
 #   scripts/device/ffpa_cluster.sh BIN      (BIN: attnscope, tests/attnscope.tests.gpu)
 set -uo pipefail
 BIN=${1:?binary folder}
@@ -12,22 +12,9 @@ if [[ -n ${CL_TESTS-FfpaWgmma*} ]]; then
   timeout 400 "$BIN/tests/attnscope.tests.gpu" --gtest_filter="${CL_TESTS-FfpaWgmma*}" > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests rc=$?"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$OUT/gpu_tests.log" | sort | uniq -c | tail -20
-  python3 - "$OUT/gpu_tests.log" <<'PY'
-import re, sys
-pat = re.compile(r"\[(ffpa\.\S+)\] (\S+) .*cluster (\d).*rel_l2 (\S+), cublas.unfused (\S+), tol (\S+)")
-worst = {}
-for l in open(sys.argv[1]):
-    m = pat.search(l)
-    if not m: continue
-    k, name, cl, e, c, t = m.groups()
-    worst.setdefault(k, []).append((float(e) / float(t), name, float(e), c, float(t)))
-for k, v in sorted(worst.items()):
-    v.sort(reverse=True)
-    print(f"{k}: {len(v)} checks, worst rel_l2/tol:")
-    for w in v[:3]: print("  %.3f %s rel_l2 %.2e cublas %s tol %.2e" % w)
-PY
+  python3 "$HERE/ffpa_worst_checks.py" "$OUT/gpu_tests.log" 3
   timeout 120 compute-sanitizer --tool memcheck --error-exitcode 7 "$ATTNSCOPE_BIN" run --in-process \
-    --kernels ffpa.wgmma.acc_f32,ffpa.wgmma.acc_f16 --batch 1 --heads 4 --heads-kv 2 --seq-q 100 --seq-kv 300 \
+    --kernels ffpa.wgmma.acc_f32@cluster=2,ffpa.wgmma.acc_f16@cluster=2 --batch 1 --heads 4 --heads-kv 2 --seq-q 100 --seq-kv 300 \
     --head-dim 640 --causal 1 --dtype fp16 --metrics none --max-time-s 0.01 --out "$OUT/memcheck" --force \
     > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | head -3; rm -rf "$OUT/memcheck"
@@ -50,13 +37,13 @@ for key in sorted(rows):
     print(*key, "|", " | ".join(rows[key].get(k, "-") for k in kernels))
 PY
 }
-K=${CL_KERNELS:-cublas.unfused,ffpa.wgmma.acc_f32,ffpa.wgmma.acc_f32@cluster=1,ffpa.wgmma.acc_f16,ffpa.wgmma.acc_f16@cluster=1}
+K=${CL_KERNELS:-cublas.unfused,ffpa.wgmma.acc_f32@cluster=2,ffpa.wgmma.acc_f32,ffpa.wgmma.acc_f16@cluster=2,ffpa.wgmma.acc_f16}
 timeout 300 "$ATTNSCOPE_BIN" run --quiet --kernels "$K" --batch 1 --heads 48 --seq 8192 --head-dim "${CL_D:-320,384,512,640,768,896,1024}" \
   --causal 0,1 --dtype fp16 --no-check --metrics none --max-time-s 0.15 --cooldown-ms "${CL_COOL_MS:-300}" \
   --out "$OUT/cl_fp16" --force > "$OUT/cl_fp16.log" 2>&1
 echo "fp16 run rc=$?"
 [[ -n ${CL_BF16_D-512,1024} ]] && timeout 120 "$ATTNSCOPE_BIN" run --quiet \
-  --kernels cublas.unfused,ffpa.wgmma.acc_f32,ffpa.wgmma.acc_f32@cluster=1 --batch 1 --heads 48 --seq 8192 \
+  --kernels cublas.unfused,ffpa.wgmma.acc_f32@cluster=2,ffpa.wgmma.acc_f32 --batch 1 --heads 48 --seq 8192 \
   --head-dim "${CL_BF16_D-512,1024}" --causal 0,1 --dtype bf16 --no-check --metrics none --max-time-s 0.15 \
   --cooldown-ms "${CL_COOL_MS:-300}" --out "$OUT/cl_bf16" --force > "$OUT/cl_bf16.log" 2>&1
 echo "bf16 run rc=$?"

@@ -18,20 +18,7 @@ if [ -n "${WG_TESTS:-}" ]; then
     > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests rc=$?"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|FAILED  \]|tests? ran" "$OUT/gpu_tests.log" | tail -40
-  python3 - "$OUT/gpu_tests.log" <<'PY'
-import re, sys
-pat = re.compile(r"\[(ffpa\.\S+)\] (\S+) .*rel_l2 (\S+), cublas.unfused (\S+), tol (\S+)")
-worst = {}
-for l in open(sys.argv[1]):
-    m = pat.search(l)
-    if not m: continue
-    k, name, e, c, t = m.groups(); r = float(e) / float(t)
-    worst.setdefault(k, []).append((r, name, float(e), c, float(t)))
-for k, v in sorted(worst.items()):
-    v.sort(reverse=True)
-    print(f"{k}: {len(v)} checks, worst rel_l2/tol:")
-    for w in v[:4]: print("  %.3f %s rel_l2 %.2e cublas %s tol %.2e" % w)
-PY
+  python3 "$(dirname "$0")/ffpa_worst_checks.py" "$OUT/gpu_tests.log" 4
 fi
 if [ -n "${WG_D:-}" ]; then
   cat > /tmp/wg.toml <<TOML
