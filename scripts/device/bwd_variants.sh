@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # fa2.mma backward: the base binary's conformance, then each variant folder's (where it has its own
 # tests binary) and the variant against the base, variant/base/variant, at every D in VARIANT_D
-# (tokens16k with H = 2048 / D rounded down, S 2048 and 8192, causal 0 and 1, fp16, warm L2,
-# --no-check: the conformance above checked the code). One line a case and run.
+# (bwd_wide_ab.sh: tokens16k with H = 2048 / D rounded down, S 2048 and 8192, causal 0 and 1, fp16,
+# warm L2). One line a case and run. (The 22:05 call of docs/PERF.md ran these with --no-check.)
 #   scripts/device/bwd_variants.sh dev-carry/main dev-carry/prefetch dev-carry/dq-order
 set -uo pipefail
 BASE=${1:?base binary folder}
