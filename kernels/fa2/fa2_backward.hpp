@@ -19,8 +19,8 @@ std::size_t backward_smem_bytes(const Problem& p);
 // LSE log2(e) in LSE's layout (a varlen batch: [total_q, Hq] and [Hq, len] per sequence).
 std::size_t backward_workspace_bytes(const Problem& p);
 
-// Enqueues the three launches on a.stream: row sums (and the accumulator zeroed), the key-block
-// kernel, dQ converted to the dtype. A varlen batch passes its device prefix sums (batch + 1 each)
+// Enqueues on a.stream: the accumulator zeroed (a memset), the row sums, the key-block kernel, dQ
+// converted to the dtype. A varlen batch passes its device prefix sums (batch + 1 each)
 // and sequence order (longest first), as the forward's Fa2Params::cu_q, cu_kv and seq_order; a dense
 // one passes null.
 void run_backward(const Problem& p, const BackwardArgs& a, const int* cu_q = nullptr,

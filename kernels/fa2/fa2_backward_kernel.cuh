@@ -34,10 +34,9 @@
 
 namespace attn::fa2::bwd {
 
-// dsum[b, h, i] = sum_d dO * O; one warp per query row. A varlen
-// batch's row sums are token-major, [total_q, Hq], the layout of its rows (no search for the
-// sequence of a row). LSE log2(e) too, element by element: LSE has one element per row in either
-// layout, so the row's flat index is an LSE index.
+// dsum[b, h, i] = sum_d dO * O; one warp per query row. A varlen batch's row sums are token-major,
+// [total_q, Hq], the layout of its rows (no search for the sequence of a row). LSE log2(e) too, element by
+// element: LSE has one element per row in either layout, so the row's flat index is an LSE index.
 template <typename T, int D>
 __global__ void row_sums_kernel(BwdParams p) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
@@ -301,9 +300,9 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ds_s + kv_m0, kSLd, q_s + kv_n0, kLd, lane, dk);
     // dQ' += dS' K over the warp's [queries x columns] tile, in chunks of columns, added to the fp32
     // accumulator in global memory: the query block's own region, in the order the atomics write
-    // (dq_acc_index), so that one float4 atomic covers four lines and every atomic of a step addresses one
-    // base register plus an immediate. Rows past the sequence add zeros (their P is 0) into the
-    // block's padding, so no row is tested.
+    // (dq_acc_index), so that one float4 atomic covers four lines and every atomic of a step addresses
+    // one base register plus an immediate. Rows past the sequence land in the block's own padding,
+    // which the conversion never reads, so no row is tested.
     const std::int64_t q_first = kVarlen ? bounds_s[4] : static_cast<std::int64_t>(ptx::ctaid_z()) * p.seq_q;
     float* const dq_tile = p.dq_acc +
                            (static_cast<std::int64_t>(h) * p.acc_rows + q_first +
