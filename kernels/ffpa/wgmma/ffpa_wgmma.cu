@@ -148,9 +148,8 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
        0,
        "where D needs several passes over O's columns: 1 = each pass a CTA recomputing all of S; 2 = the "
        "passes of a row block one thread-block cluster, each forming S over its own columns of D and adding "
-       "the others' partial S through distributed shared memory (two warpgroups a CTA); 0 = traits default "
-       "(1: "
-       "faster on the H100)"},
+       "the others' partial S through distributed shared memory (two warpgroups a CTA); 0 = traits "
+       "default (1: faster on the H100)"},
   };
   s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_why_not(p, k, acc_f16); };
   s.prepare = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_prepare(p, k, acc_f16); };
