@@ -93,6 +93,9 @@ template <typename T, int D, bool kVarlen>
 __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* smem) {
   using Ti = Tiles<D>;
   constexpr int kQueries = Ti::kQueries, kKeys = Ti::kKeys, kLd = Ti::kLd, kSLd = Ti::kScoreLd;
+  constexpr bool kSwz = Ti::kSwizzle;
+  using DTile = SmemOperand<T, kSwz>;       // Q, K, V, dO: [rows][kLd]
+  using ScoreTile = SmemOperand<T, false>;  // P, dS: [queries][kSLd]
   T* const k_s = reinterpret_cast<T*>(smem);
   T* const v_s = k_s + kKeys * kLd;
   // Buffers as base + buffer * stride (not arrays of pointers, which would live on the stack).
@@ -250,8 +253,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
       // S [queries x keys] = Q K^T over the warp's tile; P = exp2(S scale log2e - LSE log2e), 0 where
       // masked (a row with no visible key has LSE -inf and is all masked).
       float s[Ti::kSdpM][2 * Ti::kSdpN][4] = {};
-      warp_mma<Ti::kSdpM, Ti::kSdpN, D / 16, false, false>(q_s + sdp_m0 * kLd, kLd, k_s + sdp_n0 * kLd, kLd,
-                                                           lane, s);
+      warp_mma<Ti::kSdpM, Ti::kSdpN, D / 16, false, false>(DTile{q_s, kLd, sdp_m0, 0},
+                                                           DTile{k_s, kLd, sdp_n0, 0}, lane, s);
       if (full) {
         // Every (query, key) pair of the block is visible: the common path, without a test.
         for_each_row<Ti::kSdpM, Ti::kSdpN>(s, lane, [&](int r) {
@@ -280,8 +283,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
       store_scores<T, Ti::kSdpM, Ti::kSdpN>(p_s + sdp_m0 * kSLd + sdp_n0, kSLd, lane, s);
       // dP = dO V^T over the same tile; dS' = P (dP - D) (the softmax scale comes later, once).
       float dp[Ti::kSdpM][2 * Ti::kSdpN][4] = {};
-      warp_mma<Ti::kSdpM, Ti::kSdpN, D / 16, false, false>(do_s + sdp_m0 * kLd, kLd, v_s + sdp_n0 * kLd, kLd,
-                                                           lane, dp);
+      warp_mma<Ti::kSdpM, Ti::kSdpN, D / 16, false, false>(DTile{do_s, kLd, sdp_m0, 0},
+                                                           DTile{v_s, kLd, sdp_n0, 0}, lane, dp);
       for_each_row<Ti::kSdpM, Ti::kSdpN>(dp, lane, [&](int r) {
         const float dsum = dsum_s[sdp_m0 + r];
         return [=](int, float e) { return e - dsum; };
@@ -296,8 +299,10 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
 
     // dV += P^T dO and dK += dS'^T Q over the warp's [keys x columns] tile: A read transposed from P
     // and dS, B from dO and Q.
-    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(p_s + kv_m0, kSLd, do_s + kv_n0, kLd, lane, dv);
-    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ds_s + kv_m0, kSLd, q_s + kv_n0, kLd, lane, dk);
+    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{p_s, kSLd, 0, kv_m0},
+                                                            DTile{do_s, kLd, 0, kv_n0}, lane, dv);
+    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{ds_s, kSLd, 0, kv_m0},
+                                                            DTile{q_s, kLd, 0, kv_n0}, lane, dk);
     // dQ' += dS' K over the warp's [queries x columns] tile, in chunks of columns, added to the fp32
     // accumulator in global memory: the query block's own region, in the order the atomics write
     // (dq_acc_index), so that one float4 atomic covers four lines and every atomic of a step addresses
@@ -311,8 +316,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
                            dq_acc_index<D>(warp, 0, 0, 0, lane);
     auto dq_chunk = [&]<int kC0, int kN>() {
       float acc[Ti::kDqM][2 * kN][4] = {};
-      warp_mma<Ti::kDqM, kN, kKeys / 16, false, true>(ds_s + dq_m0 * kSLd, kSLd, k_s + dq_n0 + kC0 * 16, kLd,
-                                                      lane, acc);
+      warp_mma<Ti::kDqM, kN, kKeys / 16, false, true>(ScoreTile{ds_s, kSLd, dq_m0, 0},
+                                                      DTile{k_s, kLd, 0, dq_n0 + kC0 * 16}, lane, acc);
 #pragma unroll
       for (int mt = 0; mt < Ti::kDqM; ++mt) {
         float* row = dq_tile + dq_acc_index<D>(0, mt, 0, 2 * kC0, 0);

@@ -36,7 +36,15 @@ struct Tiles {
   static constexpr int kSdpRowWarps = D == 32 || D == 64 || D > 128 ? 4 : 2;        // S, dP: queries x keys
   static constexpr int kKvRowWarps = D == 32 ? 8 : (D <= 160 || D == 224) ? 4 : 2;  // dK, dV: keys x D
   static constexpr int kDqRowWarps = D == 128 || D == 192 || D == 256 ? 2 : 4;      // dQ: queries x D
-  static constexpr int kLd = D + 8;           // Q, K, V, dO rows in shared memory: 16 bytes of padding
+  // Q, K, V, dO rows in shared memory. D a multiple of 64 (whole 128-byte lines a row): unpadded, the
+  // 16-byte chunks of each line XOR-swizzled by row % 8 (the forward's layout, fa2_traits.hpp), so a
+  // warp's cp.async of a global line fills one shared line; padded by 16 bytes, each line's copy split
+  // over two shared lines (ncu at D 192: 2.7 wavefronts for each ideal one on those loads, 26% more bank
+  // conflicts than FA2). Either way ldmatrix's 8 rows hit distinct banks. Measured +3-5% at D 128 and
+  // +2-3% at D 192; D 64 not timed swizzled (docs/PERF.md). Not at D 256: its per-block address XORs
+  // spill it (12 bytes at 255 registers; 4 with dQ over 4 x 2 warps).
+  static constexpr bool kSwizzle = D % 64 == 0 && D < 256;
+  static constexpr int kLd = kSwizzle ? D : D + 8;
   static constexpr int kScoreLd = kKeys + 8;  // P and dS rows
   // Warp tiles, in 16 x 16 blocks (m tiles, n pairs).
   static constexpr int kSdpM = kQueries / kSdpRowWarps / 16, kSdpN = kKeys / (kWarps / kSdpRowWarps) / 16;
@@ -126,39 +134,57 @@ constexpr std::size_t smem_bytes() {
          2 * kBuffers * Ti::kQueries * sizeof(float) + 8 * sizeof(int);
 }
 
+// An operand in shared memory: its tile, row stride (elements) and the warp's origin in it (row, and a
+// column that is a multiple of 8), the tile XOR-swizzled (Tiles::kSwizzle) or not.
+template <typename T, bool kSwz>
+struct SmemOperand {
+  const T* tile;
+  int ld, row0, col0;
+};
+// The shared address of 16-byte chunk `chunk` of row `row`'s lane, given that row's address and its
+// row % 8 (every block offset is a multiple of 16 rows, so row % 8 is the lane's).
+template <bool kSwz>
+__device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t row_addr, int row8, int chunk) {
+  return row_addr + 16u * static_cast<std::uint32_t>(kSwz ? (chunk ^ row8) : chunk);
+}
+
 // acc [16 kM x 16 kN] += A [16 kM x 16 kK] B [16 kK x 16 kN], both operands in shared memory (16-bit
-// elements). `a` and `b` point at the warp's tile origin: element (m, k) of A at a[m * lda + k], or at
-// a[k * lda + m] when kATrans (A stored transposed: P^T and dS^T read from P and dS); element (k, n)
-// of B at b[n * ldb + k] (K and V for S = Q K^T and dP = dO V^T), or at b[k * ldb + n] when kBTrans.
-// Rows padded by 16 bytes make every ldmatrix conflict-free.
-template <int kM, int kN, int kK, bool kATrans, bool kBTrans, typename T>
-__device__ __forceinline__ void warp_mma(const T* a, int lda, const T* b, int ldb, int lane,
+// elements). Element (m, k) of A at row m, column k of its tile (from the operand's origin), or at row
+// k, column m when kATrans (A stored transposed: P^T and dS^T read from P and dS); element (k, n) of B at
+// row n, column k (K and V for S = Q K^T and dP = dO V^T), or at row k, column n when kBTrans.
+template <int kM, int kN, int kK, bool kATrans, bool kBTrans, typename T, bool kASwz, bool kBSwz>
+__device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz> a, SmemOperand<T, kBSwz> b, int lane,
                                          float (&acc)[kM][2 * kN][4]) {
-  // The lane's ldmatrix row and column in each 16 x 16 block (the m16n8k16 fragment layouts).
-  const int a_off = kATrans ? ((lane % 8) + 8 * (lane / 16)) * lda + 8 * ((lane / 8) % 2)
-                            : (lane % 16) * lda + 8 * (lane / 16);
-  const int b_off = kBTrans ? ((lane % 8) + 8 * ((lane / 8) % 2)) * ldb + 8 * (lane / 16)
-                            : ((lane % 8) + 8 * (lane / 16)) * ldb + 8 * ((lane / 8) % 2);
-  const std::uint32_t a_addr = ptx::smem_addr(a + a_off), b_addr = ptx::smem_addr(b + b_off);
+  // The lane's ldmatrix row and 16-byte chunk in each 16 x 16 block (the m16n8k16 fragment layouts).
+  const int a_row = a.row0 + (kATrans ? (lane % 8) + 8 * (lane / 16) : lane % 16),
+            a_chunk = a.col0 / 8 + (kATrans ? (lane / 8) % 2 : lane / 16);
+  const int b_row = b.row0 + (kBTrans ? (lane % 8) + 8 * ((lane / 8) % 2) : (lane % 8) + 8 * (lane / 16)),
+            b_chunk = b.col0 / 8 + (kBTrans ? lane / 16 : (lane / 8) % 2);
+  const std::uint32_t a_addr = ptx::smem_addr(a.tile + a_row * a.ld),
+                      b_addr = ptx::smem_addr(b.tile + b_row * b.ld);
+  const int a8 = a_row % 8, b8 = b_row % 8;
 #pragma unroll
   for (int kk = 0; kk < kK; ++kk) {
     std::uint32_t af[kM][4];
 #pragma unroll
     for (int mt = 0; mt < kM; ++mt) {
-      const int at = kATrans ? kk * 16 * lda + mt * 16 : mt * 16 * lda + kk * 16;
+      // Row blocks are 16 rows, column blocks 2 chunks.
+      const int rows = kATrans ? kk * 16 : mt * 16, chunks = kATrans ? mt * 2 : kk * 2;
+      const std::uint32_t at = chunk_addr<kASwz>(a_addr + 2u * rows * a.ld, a8, a_chunk + chunks);
       if constexpr (kATrans)
-        ptx::ldmatrix_x4_trans(a_addr + 2 * at, af[mt]);
+        ptx::ldmatrix_x4_trans(at, af[mt]);
       else
-        ptx::ldmatrix_x4(a_addr + 2 * at, af[mt]);
+        ptx::ldmatrix_x4(at, af[mt]);
     }
 #pragma unroll
     for (int np = 0; np < kN; ++np) {
       std::uint32_t bf[4];
-      const int at = kBTrans ? kk * 16 * ldb + np * 16 : np * 16 * ldb + kk * 16;
+      const int rows = kBTrans ? kk * 16 : np * 16, chunks = kBTrans ? np * 2 : kk * 2;
+      const std::uint32_t at = chunk_addr<kBSwz>(b_addr + 2u * rows * b.ld, b8, b_chunk + chunks);
       if constexpr (kBTrans)
-        ptx::ldmatrix_x4_trans(b_addr + 2 * at, bf);
+        ptx::ldmatrix_x4_trans(at, bf);
       else
-        ptx::ldmatrix_x4(b_addr + 2 * at, bf);
+        ptx::ldmatrix_x4(at, bf);
 #pragma unroll
       for (int mt = 0; mt < kM; ++mt) {
         ptx::mma_16816<T>(acc[mt][2 * np], af[mt], bf[0], bf[1]);
@@ -176,12 +202,17 @@ __device__ __forceinline__ void warp_mma(const T* a, int lda, const T* b, int ld
 template <int D, int kRows, typename T>
 __device__ __forceinline__ void load_tile_pair(T* tile_a, const T* base_a, T* tile_b, const T* base_b,
                                                std::int64_t ld, int row0, int rows) {
-  constexpr int kChunks = D / 8, kRowStep = kThreads / kChunks, kIters = (kRows + kRowStep - 1) / kRowStep;
+  // Swizzled, a pass covers whole groups of 8 rows, so every row a thread copies has its row % 8.
+  constexpr int kChunks = D / 8,
+                kRowStep = Tiles<D>::kSwizzle ? kThreads / kChunks / 8 * 8 : kThreads / kChunks,
+                kIters = (kRows + kRowStep - 1) / kRowStep;
+  static_assert(kRowStep > 0);
   const int r = static_cast<int>(threadIdx.x) / kChunks, c = static_cast<int>(threadIdx.x) % kChunks;
   if (r >= kRowStep) return;  // the threads past the last whole row (D 96, 160, 224)
   const std::int64_t first = (row0 + r) * ld + c * 8, step = kRowStep * ld;
-  const std::uint32_t dst_a = ptx::smem_addr(tile_a + r * Tiles<D>::kLd + c * 8),
-                      dst_b = ptx::smem_addr(tile_b + r * Tiles<D>::kLd + c * 8);
+  const int col = 8 * (Tiles<D>::kSwizzle ? c ^ (r % 8) : c);
+  const std::uint32_t dst_a = ptx::smem_addr(tile_a + r * Tiles<D>::kLd + col),
+                      dst_b = ptx::smem_addr(tile_b + r * Tiles<D>::kLd + col);
   if (row0 + kRows <= rows) {
     // A whole tile (every step but a sequence's last): two pointers advanced by the stride, no
     // per-row test or select (their arithmetic reused registers the cp.asyncs still read: ncu).
