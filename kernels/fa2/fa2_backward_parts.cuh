@@ -195,10 +195,10 @@ __device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz> a, SmemOperand<T,
 }
 
 // Rows [row0, row0 + kRows) of two BSHD tensors with the same row stride `ld` (elements), K and V or
-// Q and dO, into padded tiles; rows past `rows` are zero. 16-byte cp.async chunks: a thread copies
-// column chunk c of rows r, r + kRowStep, ..., so its source advances by one stride a chunk and its
-// destination by an immediate. (Each chunk's address computed from its row and column took about 8
-// integer instructions: at D 256 the loads were a third of the kernel's integer work, ncu.)
+// Q and dO, into padded or swizzled tiles (Tiles::kSwizzle); rows past `rows` are zero. 16-byte cp.async
+// chunks: a thread copies column chunk c of rows r, r + kRowStep, ..., so its source advances by one stride a
+// chunk and its destination by an immediate. (Each chunk's address computed from its row and column took
+// about 8 integer instructions: at D 256 the loads were a third of the kernel's integer work, ncu.)
 template <int D, int kRows, typename T>
 __device__ __forceinline__ void load_tile_pair(T* tile_a, const T* base_a, T* tile_b, const T* base_b,
                                                std::int64_t ld, int row0, int rows) {
@@ -208,7 +208,7 @@ __device__ __forceinline__ void load_tile_pair(T* tile_a, const T* base_a, T* ti
                 kIters = (kRows + kRowStep - 1) / kRowStep;
   static_assert(kRowStep > 0);
   const int r = static_cast<int>(threadIdx.x) / kChunks, c = static_cast<int>(threadIdx.x) % kChunks;
-  if (r >= kRowStep) return;  // the threads past the last whole row (D 96, 160, 224)
+  if (r >= kRowStep) return;  // past the last whole row (D 96, 160, 224) or group of 8 rows (D 192)
   const std::int64_t first = (row0 + r) * ld + c * 8, step = kRowStep * ld;
   const int col = 8 * (Tiles<D>::kSwizzle ? c ^ (r % 8) : c);
   const std::uint32_t dst_a = ptx::smem_addr(tile_a + r * Tiles<D>::kLd + col),
