@@ -8,9 +8,10 @@
 //   dV += P^T dO, dK += dS'^T Q (each warp a [keys x D] tile of its registers' dK and dV),
 //   dQ' += dS' K (each warp a [queries x D] tile, added to an fp32 accumulator with atomics).
 // The softmax scale is applied once, to dK at the end and to dQ in the conversion (dS = dS' scale). A
-// pre-pass forms D = rowsum(dO * O), LSE log2(e), and zeroes the accumulator; a post-pass converts it
-// to the dtype. Operands are staged in shared memory rows padded by 16 bytes (ldmatrix without bank
-// conflicts); the next query block's Q, dO, LSE and D load (cp.async) while this one computes.
+// memset zeroes the accumulator, a pre-pass forms D = rowsum(dO * O) and LSE log2(e), a post-pass
+// converts the accumulator to the dtype. Q, K, V and dO are staged in shared memory rows XOR-swizzled
+// (D 64, 128, 192) or padded by 16 bytes (Tiles::kSwizzle; ldmatrix without bank conflicts either
+// way); the next query block's Q, dO, LSE and D load (cp.async) while this one computes.
 //
 // Why 2-D warp tiles with P and dS' through shared memory (v7; v4-v6 gave each warp 16 keys and
 // every query, P^T and dS'^T staying in its registers): each operand row is read by fewer warps, and
