@@ -1,6 +1,6 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
-// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes sharing
-// S in a cluster (the default) and recomputing it) x S 1/100/4097,
+// several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes
+// recomputing S (the default) and sharing it in a cluster) x S 1/100/4097,
 // causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
 // NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
 // dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
