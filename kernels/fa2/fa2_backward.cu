@@ -51,7 +51,7 @@ using BackwardHeadDims = HeadDims<32, 64, 96, 128, 160, 192, 224, 256>;
 // Every compiled head dim's tiles fit sm_90's shared memory a block (the GPU they are tuned for).
 template <int... Ds>
 constexpr bool fit_sm90(HeadDims<Ds...>) {
-  return ((bwd::smem_bytes<Ds>() <= bwd::kSm90SmemOptin) && ...);
+  return ((bwd::smem_bytes<Ds>() <= smem::kSm90Optin) && ...);
 }
 static_assert(fit_sm90(BackwardHeadDims{}), "a head dim's backward tiles exceed sm_90's 227 KiB a block");
 

@@ -376,7 +376,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
 template <typename T, int D, bool kVarlen>
 __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  if constexpr (smem_bytes<D>() <= kArchSmemOptin) key_block<T, D, kVarlen>(p, smem);
+  if constexpr (smem_bytes<D>() <= smem::kArchOptin) key_block<T, D, kVarlen>(p, smem);
 }
 
 template <typename T, int D, bool kVarlen>

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/common/mma_ptx.cuh"
+#include "kernels/common/smem_optin.hpp"
 #include "kernels/reference/device_mask.hpp"
 
 namespace attn::fa2::bwd {
@@ -113,15 +114,6 @@ template <int D, bool kVarlen>
 constexpr int ctas_per_sm() {
   return D <= 32 && !kVarlen && kTwoCtasAtD32 ? 2 : 1;
 }
-
-// The dynamic shared memory a block of the architecture being compiled may have (sm_90: 227 KiB,
-// sm_80 and sm_87: 163, sm_86 and sm_89: 99); the host's pass (no __CUDA_ARCH__) takes sm_90's.
-constexpr std::size_t kSm90SmemOptin = 232448;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-constexpr std::size_t kArchSmemOptin = __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 ? 166912 : 101376;
-#else
-constexpr std::size_t kArchSmemOptin = kSm90SmemOptin;
-#endif
 
 // K and V [kKeys][kLd], two Q and two dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
 // 16-bit; two LSE and two row-sum rows [kQueries] fp32;

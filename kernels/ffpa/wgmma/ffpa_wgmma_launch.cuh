@@ -35,8 +35,8 @@ template <typename T, bool kAccF16, bool kQResident>
 void launch_wgmma_cluster(const WgmmaParams& p, cudaStream_t stream) {
   const auto kernel = ffpa_wgmma_kernel<T, kAccF16, kQResident, 2, true>;
   // Once per kernel: its ring grows into whatever sm_90's shared memory leaves (prepare() checked this GPU).
-  static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSm90SmemOptin);
+  static const cudaError_t attr_status = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem::kSm90Optin));
   ATTN_CUDA_CHECK(attr_status);
   const int m_blocks = (p.seq_q + rows_of(2) - 1) / rows_of(2);
   cudaLaunchConfig_t cfg{};

@@ -8,6 +8,7 @@
 // is split into passes over O's columns, each its own CTA that recomputes S: 1.5x the QK work at
 // two passes, which wgmma's rate pays for; shared memory stays constant in D with Q streamed.
 #pragma once
+#include "kernels/common/smem_optin.hpp"
 
 namespace attn::ffpa_wgmma {
 
@@ -62,8 +63,7 @@ constexpr int max_smem_bytes(bool q_resident, int wgs) {
 // cluster through distributed shared memory, a reduce-scatter and an all-gather (each CTA owns G / C of
 // the groups; ffpa_wgmma_kernel.cuh), so every CTA holds the same S, and so the same P, without
 // recomputing Q·Kᵀ: the QK work is that of one pass at every D. A CTA keeps only its own chunks of Q.
-inline constexpr int kSm90SmemOptin = 227 * 1024;  // a block's shared memory on every sm_90 GPU
-inline constexpr int kMaxClusterPasses = 4;        // acc_f32 at D = 1024: 4 passes of 256 columns
+inline constexpr int kMaxClusterPasses = 4;  // acc_f32 at D = 1024: 4 passes of 256 columns
 // Off: sharing S through distributed shared memory measured 25-50% slower than recomputing it for
 // acc_f32 at every D, and for acc_f16 5-8% slower at D 640, level at 768 and 1-12% faster at 896-1024
 // in one call that ran it first (H100, 2026-11-27 22:28 UTC; docs/PERF.md "ffpa.wgmma cluster mode"):
@@ -79,7 +79,7 @@ constexpr int exchange_bytes(int d, bool acc_f16) {
 constexpr int cluster_ring_slots(int d, bool acc_f16, bool q_resident) {
   const int fixed =
       kAlignSlack + (q_resident ? pass_chunks(d, acc_f16) * q_tile_bytes(2) : 0) + exchange_bytes(d, acc_f16);
-  const int fit = (kSm90SmemOptin - fixed) / slot_bytes(2, q_resident);
+  const int fit = (static_cast<int>(smem::kSm90Optin) - fixed) / slot_bytes(2, q_resident);
   const int slots = fit < ring_slots(2, q_resident) ? fit : ring_slots(2, q_resident);
   return slots >= 3 ? slots : 0;
 }
