@@ -115,18 +115,24 @@ std::size_t accumulator_bytes(const Problem& p) {
   return static_cast<std::size_t>(p.heads_q * (p.total_q() + p.batch * kMaxQueries) * p.head_dim) *
          sizeof(float);
 }
+
+// The workspace: dQ's accumulator, the row sums, LSE log2(e) (byte offsets; each part 256-aligned).
+struct WorkspaceLayout {
+  std::size_t row_sums, lse_log2, total;
+};
+WorkspaceLayout workspace_layout(const Problem& p) {
+  const std::size_t rows = static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
+  const std::size_t row_sums = aligned_256(accumulator_bytes(p)), lse_log2 = row_sums + aligned_256(rows);
+  return {row_sums, lse_log2, lse_log2 + rows};
+}
 }  // namespace
 
-std::size_t backward_workspace_bytes(const Problem& p) {
-  const auto acc = accumulator_bytes(p);
-  const auto rows = static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
-  return aligned_256(acc) + aligned_256(rows) + rows;
-}
+std::size_t backward_workspace_bytes(const Problem& p) { return workspace_layout(p).total; }
 
 void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, const int* cu_kv,
                   const int* seq_order) {
-  if (a.workspace_bytes < backward_workspace_bytes(pr))
-    throw KernelError("fa2.mma backward: workspace too small");
+  const WorkspaceLayout layout = workspace_layout(pr);
+  if (a.workspace_bytes < layout.total) throw KernelError("fa2.mma backward: workspace too small");
   if (pr.varlen.active() != (cu_q != nullptr && cu_kv != nullptr && seq_order != nullptr))
     throw KernelError("fa2.mma backward: a varlen batch needs its prefix sums, a dense one none");
   for (const void* ptr : {a.q, a.k, a.v, a.d_o})
@@ -137,10 +143,8 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
   prm.dq = a.dq, prm.dk = a.dk, prm.dv = a.dv;
   auto* ws = static_cast<char*>(a.workspace);
   prm.dq_acc = reinterpret_cast<float*>(ws);
-  prm.row_sums = reinterpret_cast<float*>(ws + aligned_256(accumulator_bytes(pr)));
-  prm.lse_log2 =
-      reinterpret_cast<float*>(reinterpret_cast<char*>(prm.row_sums) +
-                               aligned_256(static_cast<std::size_t>(pr.lse_elems()) * sizeof(float)));
+  prm.row_sums = reinterpret_cast<float*>(ws + layout.row_sums);
+  prm.lse_log2 = reinterpret_cast<float*>(ws + layout.lse_log2);
   prm.mask = make_device_mask(pr);
   prm.batch = static_cast<int>(pr.batch), prm.heads_q = static_cast<int>(pr.heads_q);
   prm.heads_kv = static_cast<int>(pr.heads_kv), prm.group = static_cast<int>(pr.heads_q / pr.heads_kv);
