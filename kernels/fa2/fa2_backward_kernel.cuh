@@ -10,7 +10,7 @@
 // The softmax scale is applied once, to dK at the end and to dQ in the conversion (dS = dS' scale). A
 // memset zeroes the accumulator, a pre-pass forms D = rowsum(dO * O) and LSE log2(e), a post-pass
 // converts the accumulator to the dtype. Q, K, V and dO are staged in shared memory rows XOR-swizzled
-// (D 64, 128, 192) or padded by 16 bytes (Tiles::kSwizzle; ldmatrix without bank conflicts either
+// (D 64, 128, 192, 256) or padded by 16 bytes (Tiles::kSwizzle; ldmatrix without bank conflicts either
 // way); the next query block's Q, dO, LSE and D load (cp.async) while this one computes.
 //
 // Why 2-D warp tiles with P and dS' through shared memory (v7; v4-v6 gave each warp 16 keys and
@@ -35,29 +35,51 @@
 
 namespace attn::fa2::bwd {
 
-// dsum[b, h, i] = sum_d dO * O; one warp per query row. A varlen batch's row sums are token-major,
-// [total_q, Hq], the layout of its rows (no search for the sequence of a row). LSE log2(e) too, element by
-// element: LSE has one element per row in either layout, so the row's flat index is an LSE index.
+// Lanes a query row in row_sums_kernel: its D / 8 16-byte chunks rounded up to a power of two (a
+// shuffle tree), so D 32 takes 8 rows a warp and D 256 one.
+template <int D>
+constexpr int row_sum_lanes() {
+  constexpr int kChunks = D / 8;
+  return kChunks <= 4 ? 4 : kChunks <= 8 ? 8 : kChunks <= 16 ? 16 : 32;
+}
+template <int D>
+constexpr int row_sum_rows_per_block(int threads) {
+  return threads / row_sum_lanes<D>();
+}
+
+// dsum[b, h, i] = sum_d dO * O, row_sum_lanes<D>() lanes a query row, each lane one 16-byte chunk of O
+// and of dO (a warp a row
+// read 2 bytes a lane a load). A
+// varlen batch's row sums are token-major, [total_q, Hq], the layout of its rows (no search for the
+// sequence of a row). LSE log2(e) too, element by element: LSE has one element per row in either
+// layout, so the row's flat index is an LSE index.
 template <typename T, int D>
 __global__ void row_sums_kernel(BwdParams p) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= p.total_q * p.heads_q) return;
-  std::int64_t token = row / p.heads_q, h = row % p.heads_q;  // a varlen batch's rows: token-major
-  if (p.cu_q == nullptr) {
-    const std::int64_t bh = row / p.seq_q, i = row % p.seq_q, b = bh / p.heads_q;
-    token = b * p.seq_q + i;
-    h = bh % p.heads_q;
-  }
-  const std::int64_t at = (token * p.heads_q + h) * D;
-  const T* o = static_cast<const T*>(p.o) + at;
-  const T* d_o = static_cast<const T*>(p.d_o) + at;
+  constexpr int kChunks = D / 8, kLanes = row_sum_lanes<D>();
+  static_assert(D % 8 == 0 && kChunks <= 32);
+  const int sub = static_cast<int>(threadIdx.x) % kLanes;
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / kLanes) + threadIdx.x / kLanes;
+  const bool live = row < p.total_q * p.heads_q;  // no early return: every lane takes part in the shuffles
   float s = 0.0f;
-  for (int d = lane; d < D; d += 32) {
-    s = fmaf(to_float(o[d]), to_float(d_o[d]), s);
+  if (live && sub < kChunks) {
+    std::int64_t token = row / p.heads_q, h = row % p.heads_q;  // a varlen batch's rows: token-major
+    if (p.cu_q == nullptr) {
+      const std::int64_t bh = row / p.seq_q, i = row % p.seq_q, b = bh / p.heads_q;
+      token = b * p.seq_q + i;
+      h = bh % p.heads_q;
+    }
+    const std::int64_t at = (token * p.heads_q + h) * D + sub * 8;
+    const uint4 o = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.o) + at);
+    const uint4 d_o = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.d_o) + at);
+    const T* oe = reinterpret_cast<const T*>(&o);
+    const T* de = reinterpret_cast<const T*>(&d_o);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) s = fmaf(to_float(oe[e]), to_float(de[e]), s);
   }
-  for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-  if (lane == 0) {
+#pragma unroll
+  for (int off = kLanes / 2; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+  if (live && sub == 0) {
     p.row_sums[row] = s;
     p.lse_log2[row] = p.lse[row] * kLog2e;
   }
@@ -79,11 +101,18 @@ __global__ void dq_convert_kernel(BwdParams p) {
   const float* region =
       p.dq_acc + (static_cast<std::int64_t>(h) * p.acc_rows + first + (seq + blk) * kQueries) * D;
   T* dq = static_cast<T*>(p.dq);
-  for (int at = threadIdx.x; at < kQueries * D; at += blockDim.x) {
+  // Four floats a thread: one float4 of the region is one atomic's quadruple, two columns of rows r
+  // and r + 8 (dq_acc_index), stored as two 2-element words.
+  for (int at = 4 * static_cast<int>(threadIdx.x); at < kQueries * D; at += 4 * blockDim.x) {
     int row = 0, col = 0;
     dq_acc_cell<D>(at, row, col);
+    const float4 c = *reinterpret_cast<const float4*>(region + at);
     const int i = blk * kQueries + row;
-    if (i < len) dq[((first + i) * p.heads_q + h) * D + col] = from_float<T>(region[at] * p.scale);
+    T* const out = dq + ((first + i) * p.heads_q + h) * D + col;
+    if (i < len) *reinterpret_cast<std::uint32_t*>(out) = ptx::pack2<T>(c.x * p.scale, c.y * p.scale);
+    if (i + 8 < len)
+      *reinterpret_cast<std::uint32_t*>(out + 8 * p.heads_q * D) =
+          ptx::pack2<T>(c.z * p.scale, c.w * p.scale);
   }
 }
 
@@ -95,7 +124,10 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
   using Ti = Tiles<D>;
   constexpr int kQueries = Ti::kQueries, kKeys = Ti::kKeys, kLd = Ti::kLd, kSLd = Ti::kScoreLd;
   constexpr bool kSwz = Ti::kSwizzle;
-  using DTile = SmemOperand<T, kSwz>;       // Q, K, V, dO: [rows][kLd]
+  // Q, K, V, dO: [rows][kLd], read from column 0 (S, dP), a dK/dV warp's columns or a dQ warp's.
+  using DTile = SmemOperand<T, kSwz, true>;
+  using KvColTile = SmemOperand<T, kSwz, Ti::kKvN * 16 % 64 == 0>;
+  using DqColTile = SmemOperand<T, kSwz, Ti::kDqN * 16 % 64 == 0>;
   using ScoreTile = SmemOperand<T, false>;  // P, dS: [queries][kSLd]
   T* const k_s = reinterpret_cast<T*>(smem);
   T* const v_s = k_s + kKeys * kLd;
@@ -301,9 +333,9 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     // dV += P^T dO and dK += dS'^T Q over the warp's [keys x columns] tile: A read transposed from P
     // and dS, B from dO and Q.
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{p_s, kSLd, 0, kv_m0},
-                                                            DTile{do_s, kLd, 0, kv_n0}, lane, dv);
+                                                            KvColTile{do_s, kLd, 0, kv_n0}, lane, dv);
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{ds_s, kSLd, 0, kv_m0},
-                                                            DTile{q_s, kLd, 0, kv_n0}, lane, dk);
+                                                            KvColTile{q_s, kLd, 0, kv_n0}, lane, dk);
     // dQ' += dS' K over the warp's [queries x columns] tile, in chunks of columns, added to the fp32
     // accumulator in global memory: the query block's own region, in the order the atomics write
     // (dq_acc_index), so that one float4 atomic covers four lines and every atomic of a step addresses
@@ -317,8 +349,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
                            dq_acc_index<D>(warp, 0, 0, 0, lane);
     auto dq_chunk = [&]<int kC0, int kN>() {
       float acc[Ti::kDqM][2 * kN][4] = {};
-      warp_mma<Ti::kDqM, kN, kKeys / 16, false, true>(ScoreTile{ds_s, kSLd, dq_m0, 0},
-                                                      DTile{k_s, kLd, 0, dq_n0 + kC0 * 16}, lane, acc);
+      warp_mma<Ti::kDqM, kN, kKeys / 16, false, true, kC0 * 16>(ScoreTile{ds_s, kSLd, dq_m0, 0},
+                                                                DqColTile{k_s, kLd, 0, dq_n0}, lane, acc);
 #pragma unroll
       for (int mt = 0; mt < Ti::kDqM; ++mt) {
         float* row = dq_tile + dq_acc_index<D>(0, mt, 0, 2 * kC0, 0);
@@ -402,7 +434,9 @@ void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
   ATTN_CUDA_CHECK(
       cudaMemsetAsync(prm.dq_acc, 0, static_cast<std::size_t>(pr.heads_q * prm.acc_rows * D) * 4, stream));
   const std::int64_t rows = prm.total_q * pr.heads_q;
-  row_sums_kernel<T, D><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, stream>>>(prm);
+  constexpr int kRowsPerBlock = row_sum_rows_per_block<D>(256);
+  row_sums_kernel<T, D>
+      <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 256, 0, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
   if (prm.cu_q != nullptr)
     launch_key_blocks<T, D, true>(pr, prm, stream);

@@ -41,10 +41,10 @@ struct Tiles {
   // 16-byte chunks of each line XOR-swizzled by row % 8 (the forward's layout, fa2_traits.hpp), so a
   // warp's cp.async of a global line fills one shared line; padded by 16 bytes, each line's copy split
   // over two shared lines (ncu at D 192: 2.7 wavefronts for each ideal one on those loads, 26% more bank
-  // conflicts than FA2). Either way ldmatrix's 8 rows hit distinct banks. Measured +3-5% at D 128 and
-  // +2-3% at D 192; D 64 not timed swizzled (docs/PERF.md). Not at D 256: its per-block address XORs
-  // spill it (12 bytes at 255 registers; 4 with dQ over 4 x 2 warps).
-  static constexpr bool kSwizzle = D % 64 == 0 && D < 256;
+  // conflicts than FA2). Either way ldmatrix's 8 rows hit distinct banks. Measured +3-5% at D 128,
+  // +2-3% at D 192 and +6% at D 256 (its key-block kernel, ncu; with chunk_addr's aligned form, without
+  // which D 256's addresses spilled); D 64 not timed against padded (docs/PERF.md).
+  static constexpr bool kSwizzle = D % 64 == 0;
   static constexpr int kLd = kSwizzle ? D : D + 8;
   static constexpr int kScoreLd = kKeys + 8;  // P and dS rows
   // Warp tiles, in 16 x 16 blocks (m tiles, n pairs).
@@ -128,25 +128,39 @@ constexpr std::size_t smem_bytes() {
 
 // An operand in shared memory: its tile, row stride (elements) and the warp's origin in it (row, and a
 // column that is a multiple of 8), the tile XOR-swizzled (Tiles::kSwizzle) or not.
-template <typename T, bool kSwz>
+// kAligned: the origin's column is a multiple of 64 (a whole swizzled line), which lets the swizzle
+// of a compile-time chunk offset fold into an immediate (chunk_addr).
+template <typename T, bool kSwz, bool kAligned = false>
 struct SmemOperand {
   const T* tile;
   int ld, row0, col0;
 };
-// The shared address of 16-byte chunk `chunk` of row `row`'s lane, given that row's address and its
-// row % 8 (every block offset is a multiple of 16 rows, so row % 8 is the lane's).
-template <bool kSwz>
-__device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t row_addr, int row8, int chunk) {
-  return row_addr + 16u * static_cast<std::uint32_t>(kSwz ? (chunk ^ row8) : chunk);
+// The shared address of 16-byte chunk `chunk` + `ct` of a lane's row, given that row's address and its
+// row % 8 (every block offset is a multiple of 16 rows, so row % 8 is the lane's); `chunk` is the lane's
+// runtime chunk, `ct` an even compile-time offset. Aligned (chunk = 8 k + 0 or 1), the swizzle touches
+// only the low three bits, which the lane's bit and ct's cannot carry out of: the XOR with row % 8 is
+// one value a lane and the offset's own XOR an immediate, instead of one register a distinct offset
+// (D 256's S and dP read 16 chunks a row: swizzled the plain way, their addresses spilled it).
+template <bool kSwz, bool kAligned>
+__device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t row_addr, int row8, int chunk, int ct) {
+  if constexpr (!kSwz) {
+    return row_addr + 16u * static_cast<std::uint32_t>(chunk + ct);
+  } else if constexpr (!kAligned) {
+    return row_addr + 16u * static_cast<std::uint32_t>((chunk + ct) ^ row8);
+  } else {
+    return row_addr + 16u * static_cast<std::uint32_t>((chunk & ~7) + (ct & ~7)) +
+           16u * static_cast<std::uint32_t>(((chunk & 7) ^ row8) ^ (ct & 7));
+  }
 }
 
 // acc [16 kM x 16 kN] += A [16 kM x 16 kK] B [16 kK x 16 kN], both operands in shared memory (16-bit
 // elements). Element (m, k) of A at row m, column k of its tile (from the operand's origin), or at row
 // k, column m when kATrans (A stored transposed: P^T and dS^T read from P and dS); element (k, n) of B at
 // row n, column k (K and V for S = Q K^T and dP = dO V^T), or at row k, column n when kBTrans.
-template <int kM, int kN, int kK, bool kATrans, bool kBTrans, typename T, bool kASwz, bool kBSwz>
-__device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz> a, SmemOperand<T, kBSwz> b, int lane,
-                                         float (&acc)[kM][2 * kN][4]) {
+template <int kM, int kN, int kK, bool kATrans, bool kBTrans, int kBCol = 0, typename T, bool kASwz,
+          bool kAAl, bool kBSwz, bool kBAl>
+__device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz, kAAl> a, SmemOperand<T, kBSwz, kBAl> b,
+                                         int lane, float (&acc)[kM][2 * kN][4]) {
   // The lane's ldmatrix row and 16-byte chunk in each 16 x 16 block (the m16n8k16 fragment layouts).
   const int a_row = a.row0 + (kATrans ? (lane % 8) + 8 * (lane / 16) : lane % 16),
             a_chunk = a.col0 / 8 + (kATrans ? (lane / 8) % 2 : lane / 16);
@@ -162,7 +176,7 @@ __device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz> a, SmemOperand<T,
     for (int mt = 0; mt < kM; ++mt) {
       // Row blocks are 16 rows, column blocks 2 chunks.
       const int rows = kATrans ? kk * 16 : mt * 16, chunks = kATrans ? mt * 2 : kk * 2;
-      const std::uint32_t at = chunk_addr<kASwz>(a_addr + 2u * rows * a.ld, a8, a_chunk + chunks);
+      const std::uint32_t at = chunk_addr<kASwz, kAAl>(a_addr + 2u * rows * a.ld, a8, a_chunk, chunks);
       if constexpr (kATrans)
         ptx::ldmatrix_x4_trans(at, af[mt]);
       else
@@ -172,7 +186,8 @@ __device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz> a, SmemOperand<T,
     for (int np = 0; np < kN; ++np) {
       std::uint32_t bf[4];
       const int rows = kBTrans ? kk * 16 : np * 16, chunks = kBTrans ? np * 2 : kk * 2;
-      const std::uint32_t at = chunk_addr<kBSwz>(b_addr + 2u * rows * b.ld, b8, b_chunk + chunks);
+      const std::uint32_t at =
+          chunk_addr<kBSwz, kBAl>(b_addr + 2u * rows * b.ld, b8, b_chunk, chunks + kBCol / 8);
       if constexpr (kBTrans)
         ptx::ldmatrix_x4_trans(at, bf);
       else

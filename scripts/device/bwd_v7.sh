@@ -6,7 +6,7 @@
 #   PART=wide: new/old/new at D 160, 192, 256 (H = 2048 / D rounded down), the new kernel at D 224
 #     (the old one refused it), PyTorch's FA2 backward at those D, then ncu of ours and FA2's at
 #     D NCU_D (128) S 8192; VARIANT=folder first times that binary against NEW at VARIANT_D (32).
-#   PART=all: both in one call (no ncu).
+#   PART=all: both in one call (no ncu; memcheck at MEMCHECK_D, default "64 224").
 #   PART=small ANCHORS=dev-carry/z/anchors.py scripts/device/bwd_v7.sh dev-carry/new dev-carry/old
 set -uo pipefail
 NEW=${1:?new binary folder}
@@ -27,9 +27,7 @@ memcheck() {
 if [[ ${PART:-small} == all ]]; then
   # Everything of small and wide in one call (new/old/new at every D, D 224 too), the anchors last.
   run_conformance "${FILTER:-Registry/BackwardConformance.*fa2_mma:Fa2MmaSpec.*:Varlen*}" 200
-  memcheck 64
-  memcheck 224
-  rm -rf "$OUT"/memcheck64 "$OUT"/memcheck224
+  for d in ${MEMCHECK_D:-64 224}; do memcheck "$d"; rm -rf "$OUT/memcheck$d"; done
   AB_PASS=bwd AB_SEQ=2048,8192 AB_D=32,64,128 AB_EXTRA=--no-check "$HERE/fa2_ab.sh" "$NEW" "$OLD" | tail -13
   rm -f "$OUT"/ab_*
   BWD_D="160 192 224 256" "$HERE/bwd_wide_ab.sh" "$NEW" "$OLD" | paste - - - - - -
