@@ -86,10 +86,14 @@ __global__ void row_sums_kernel(BwdParams p) {
 }
 
 // dQ = dQ' scale in the dtype [tokens, Hq, D], one CTA per (query block, query head, sequence): it
-// reads the block's accumulator region in order and writes each element to its row and column.
+// reads the block's accumulator region in order, a float4 a thread (one atomic's quadruple: two columns
+// of rows r and r + 8, dq_acc_index), into a shared [queries][D] tile in the dtype, then writes the
+// tile's rows with 16-byte stores (written from the quadruples, the stores were 4 bytes each).
 template <typename T, int D>
 __global__ void dq_convert_kernel(BwdParams p) {
-  constexpr int kQueries = Tiles<D>::kQueries;
+  // Rows padded by 16 bytes: a quadruple store's 8 rows fall in distinct banks.
+  constexpr int kQueries = Tiles<D>::kQueries, kLd = D + 8, kChunks = D / 8;
+  __shared__ __align__(16) T tile[kQueries * kLd];
   const int blk = blockIdx.x, h = blockIdx.y, seq = blockIdx.z;
   std::int64_t first = static_cast<std::int64_t>(seq) * p.seq_q;
   int len = p.seq_q;
@@ -100,19 +104,21 @@ __global__ void dq_convert_kernel(BwdParams p) {
   if (blk * kQueries >= len) return;
   const float* region =
       p.dq_acc + (static_cast<std::int64_t>(h) * p.acc_rows + first + (seq + blk) * kQueries) * D;
-  T* dq = static_cast<T*>(p.dq);
-  // Four floats a thread: one float4 of the region is one atomic's quadruple, two columns of rows r
-  // and r + 8 (dq_acc_index), stored as two 2-element words.
   for (int at = 4 * static_cast<int>(threadIdx.x); at < kQueries * D; at += 4 * blockDim.x) {
     int row = 0, col = 0;
     dq_acc_cell<D>(at, row, col);
     const float4 c = *reinterpret_cast<const float4*>(region + at);
-    const int i = blk * kQueries + row;
-    T* const out = dq + ((first + i) * p.heads_q + h) * D + col;
-    if (i < len) *reinterpret_cast<std::uint32_t*>(out) = ptx::pack2<T>(c.x * p.scale, c.y * p.scale);
-    if (i + 8 < len)
-      *reinterpret_cast<std::uint32_t*>(out + 8 * p.heads_q * D) =
-          ptx::pack2<T>(c.z * p.scale, c.w * p.scale);
+    *reinterpret_cast<std::uint32_t*>(tile + row * kLd + col) = ptx::pack2<T>(c.x * p.scale, c.y * p.scale);
+    *reinterpret_cast<std::uint32_t*>(tile + (row + 8) * kLd + col) =
+        ptx::pack2<T>(c.z * p.scale, c.w * p.scale);
+  }
+  __syncthreads();
+  const int rows = min(kQueries, len - blk * kQueries);
+  T* const dq = static_cast<T*>(p.dq) + ((first + blk * kQueries) * p.heads_q + h) * D;
+  for (int x = threadIdx.x; x < rows * kChunks; x += blockDim.x) {
+    const int row = x / kChunks, c = x % kChunks;
+    *reinterpret_cast<uint4*>(dq + static_cast<std::int64_t>(row) * p.heads_q * D + c * 8) =
+        *reinterpret_cast<const uint4*>(tile + row * kLd + c * 8);
   }
 }
 
