@@ -15,9 +15,9 @@
 namespace attn::fa2 {
 
 namespace bwd {
-#define ATTN_FA2_BWD_WIDE(D)                                                              \
-  extern template void launch<__half, D>(const Problem&, const BwdParams&, cudaStream_t); \
-  extern template void launch<__nv_bfloat16, D>(const Problem&, const BwdParams&, cudaStream_t);
+#define ATTN_FA2_BWD_WIDE(D)                                                                   \
+  extern template void launch<__half, D>(const Problem&, const BwdParams&, int, cudaStream_t); \
+  extern template void launch<__nv_bfloat16, D>(const Problem&, const BwdParams&, int, cudaStream_t);
 ATTN_FA2_BWD_WIDE(160)
 ATTN_FA2_BWD_WIDE(192)
 ATTN_FA2_BWD_WIDE(224)
@@ -91,22 +91,40 @@ std::string backward_why_not(const Problem& p) {
          BackwardHeadDims::text();
 }
 
-std::size_t backward_smem_bytes(const Problem& p) {
-  std::size_t bytes = 0;
-  BackwardHeadDims::with(static_cast<int>(p.head_dim),
-                         [&](auto d) { bytes = bwd::smem_bytes<decltype(d)::value>(); });
-  return bytes;
+BackwardTiles backward_tiles(const Problem& p, int requested, std::size_t smem_optin) {
+  BackwardTiles t;
+  BackwardHeadDims::with(static_cast<int>(p.head_dim), [&](auto d) {
+    constexpr int kD = decltype(d)::value;
+    constexpr std::size_t kDouble = bwd::smem_bytes<kD, bwd::kDoubleBuffer>(),
+                          kSingle = bwd::smem_bytes<kD, bwd::kSingleBuffer>();
+    constexpr bool kLean = bwd::lean_compiled<kD>();
+    const std::string dim = "fa2.mma's backward at head_dim " + std::to_string(kD);
+    if (requested == bwd::kSingleBuffer && !kLean) {
+      t.why_not = "knob bwd_buffers = 1: " + dim +
+                  " has no lean tiles (its double-buffered ones fit every GPU from sm_80 that fits it)";
+    } else if (requested != bwd::kSingleBuffer && kDouble <= smem_optin) {
+      t = {bwd::kDoubleBuffer, kDouble, {}};
+    } else if (requested != bwd::kDoubleBuffer && kLean && kSingle <= smem_optin) {
+      t = {bwd::kSingleBuffer, kSingle, {}};
+    } else {
+      const std::size_t need = requested == bwd::kDoubleBuffer || !kLean ? kDouble : kSingle;
+      t.why_not = dim + " needs " + std::to_string(need) + " bytes of shared memory a block" +
+                  (requested == bwd::kDoubleBuffer ? " (knob bwd_buffers = 2)" : "") + "; this GPU allows " +
+                  std::to_string(smem_optin);
+    }
+  });
+  return t;
 }
 
 namespace {
 std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 template <int D>
-void launch_dtype(bool half, const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
+void launch_dtype(bool half, const Problem& pr, const BwdParams& prm, int buffers, cudaStream_t stream) {
   if (half)
-    launch<__half, D>(pr, prm, stream);
+    launch<__half, D>(pr, prm, buffers, stream);
   else
-    launch<__nv_bfloat16, D>(pr, prm, stream);
+    launch<__nv_bfloat16, D>(pr, prm, buffers, stream);
 }
 
 // dQ's accumulator: per query head, the tokens and up to kMaxQueries rows of padding a sequence.
@@ -129,7 +147,7 @@ WorkspaceLayout workspace_layout(const Problem& p) {
 
 std::size_t backward_workspace_bytes(const Problem& p) { return workspace_layout(p).total; }
 
-void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, const int* cu_kv,
+void run_backward(const Problem& pr, const BackwardArgs& a, int buffers, const int* cu_q, const int* cu_kv,
                   const int* seq_order) {
   const WorkspaceLayout layout = workspace_layout(pr);
   if (a.workspace_bytes < layout.total) throw KernelError("fa2.mma backward: workspace too small");
@@ -160,7 +178,9 @@ void run_backward(const Problem& pr, const BackwardArgs& a, const int* cu_q, con
     constexpr int kD = decltype(d)::value;
     static_assert(bwd::Tiles<kD>::kQueries <= kMaxQueries);
     prm.acc_rows = prm.total_q + pr.batch * bwd::Tiles<kD>::kQueries;
-    launch_dtype<kD>(half, pr, prm, stream);
+    if (buffers == bwd::kSingleBuffer && !bwd::lean_compiled<kD>())
+      throw KernelError("fa2.mma backward: head_dim " + std::to_string(kD) + " has no lean tiles");
+    launch_dtype<kD>(half, pr, prm, buffers, stream);
   });
   if (!launched)
     throw KernelError("fa2.mma backward: head_dim " + std::to_string(pr.head_dim) + " is not compiled");

@@ -10,9 +10,16 @@ namespace attn::fa2 {
 // Empty when the backward takes `p` (which the forward takes); else why not, naming the field.
 std::string backward_why_not(const Problem& p);
 
-// The key-block kernel's dynamic shared memory a block at p's head dim (0 when not compiled): 76-222
-// KB, more than sm_80 (163 KB) or sm_86/89 (99 KB) give at some head dims.
-std::size_t backward_smem_bytes(const Problem& p);
+// The key-block kernel's tiles on a GPU that gives `smem_optin` bytes of shared memory a block:
+// double-buffered Q/dO (76-222 KB) where they fit, else the lean single-buffered ones (115-147 KB, at
+// D 64, 128, 192, 224 and 256: what sm_80's 163 KB hold); `requested` (knob bwd_buffers) 1 or 2 forces
+// one, 0 chooses. buffers = 0 and why_not says why when none fits (or the knob asks for what D lacks).
+struct BackwardTiles {
+  int buffers = 0;
+  std::size_t smem_bytes = 0;
+  std::string why_not;
+};
+BackwardTiles backward_tiles(const Problem& p, int requested, std::size_t smem_optin);
 
 // dQ's fp32 accumulator (per query head the tokens plus 128 rows of padding a sequence, each query
 // block's region in its atomics' order: BwdParams), the row sums D_i = dO_i . O_i [B, Hq, Sq] and
@@ -22,8 +29,8 @@ std::size_t backward_workspace_bytes(const Problem& p);
 // Enqueues on a.stream: the accumulator zeroed (a memset), the row sums, the key-block kernel, dQ
 // converted to the dtype. A varlen batch passes its device prefix sums (batch + 1 each)
 // and sequence order (longest first), as the forward's Fa2Params::cu_q, cu_kv and seq_order; a dense
-// one passes null.
-void run_backward(const Problem& p, const BackwardArgs& a, const int* cu_q = nullptr,
+// one passes null. `buffers` is backward_tiles(...).buffers.
+void run_backward(const Problem& p, const BackwardArgs& a, int buffers, const int* cu_q = nullptr,
                   const int* cu_kv = nullptr, const int* seq_order = nullptr);
 
 }  // namespace attn::fa2

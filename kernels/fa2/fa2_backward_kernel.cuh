@@ -125,7 +125,7 @@ __global__ void dq_convert_kernel(BwdParams p) {
 // kVarlen: blockIdx.z is a sequence of a packed varlen batch (its own lengths, rows at the prefix
 // sums, LSE blocks [Hq, len] at Hq x its first row); a key block past its keys returns at once. A
 // dense launch compiles none of it.
-template <typename T, int D, bool kVarlen>
+template <typename T, int D, bool kVarlen, int kBuffers>
 __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* smem) {
   using Ti = Tiles<D>;
   constexpr int kQueries = Ti::kQueries, kKeys = Ti::kKeys, kLd = Ti::kLd, kSLd = Ti::kScoreLd;
@@ -270,7 +270,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
   if (at.h < h_end) issue(at, 0);
   ptx::cp_async_commit();
   const float scale_log2 = p.scale * kLog2e;
-  for (int cur = 0; at.h < h_end; cur ^= 1) {
+  for (int cur = 0; at.h < h_end; cur = (cur + 1) % kBuffers) {
     const int h = at.h, i0 = at.blk * kQueries;
     const bool full = at.blk >= bounds_s[2] && at.blk < bounds_s[3];
     const T* q_s = q_buf0 + cur * kQueries * kLd;
@@ -278,15 +278,16 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
     const float* lse_s = lse_buf0 + cur * kQueries;
     const float* dsum_s = dsum_buf0 + cur * kQueries;
     // Item n landed (and K, V); the barrier also ends item n - 1's reads of P, dS and the other
-    // buffer, into which item n + 1 now loads.
+    // buffer, into which item n + 1 now loads (double-buffered; single, after dK and dV below).
     ptx::cp_async_wait_all();
     __syncthreads();
-    {
+    auto issue_next = [&] {
       Cursor next = at;
       step(next);
-      if (next.h < h_end) issue(next, cur ^ 1);
+      if (next.h < h_end) issue(next, (cur + 1) % kBuffers);
       ptx::cp_async_commit();
-    }
+    };
+    if constexpr (kBuffers == kDoubleBuffer) issue_next();
 
     {
       // S [queries x keys] = Q K^T over the warp's tile; P = exp2(S scale log2e - LSE log2e), 0 where
@@ -342,6 +343,10 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
                                                             KvColTile{do_s, kLd, 0, kv_n0}, lane, dv);
     warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{ds_s, kSLd, 0, kv_m0},
                                                             KvColTile{q_s, kLd, 0, kv_n0}, lane, dk);
+    if constexpr (kBuffers == kSingleBuffer) {
+      __syncthreads();  // every warp's reads of Q, dO, LSE and the row sums done: the next item loads
+      issue_next();
+    }
     // dQ' += dS' K over the warp's [queries x columns] tile, in chunks of columns, added to the fp32
     // accumulator in global memory: the query block's own region, in the order the atomics write
     // (dq_acc_index), so that one float4 atomic covers four lines and every atomic of a step addresses
@@ -411,18 +416,18 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
 
 // A head dim whose shared memory the architecture cannot give compiles to nothing there (the host
 // skips the case at prepare: fa2_mma.cu), rather than to code that spills and can never run.
-template <typename T, int D, bool kVarlen>
+template <typename T, int D, bool kVarlen, int kBuffers>
 __global__ void __launch_bounds__(kThreads, ctas_per_sm<D, kVarlen>()) key_block_kernel(BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  if constexpr (smem_bytes<D>() <= smem::kArchOptin) key_block<T, D, kVarlen>(p, smem);
+  if constexpr (smem_bytes<D, kBuffers>() <= smem::kArchOptin) key_block<T, D, kVarlen, kBuffers>(p, smem);
 }
 
-template <typename T, int D, bool kVarlen>
+template <typename T, int D, bool kVarlen, int kBuffers>
 void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
-  constexpr std::size_t kSmem = smem_bytes<D>();
+  constexpr std::size_t kSmem = smem_bytes<D, kBuffers>();
   constexpr int kKeys = Tiles<D>::kKeys;
   static const bool attr = [] {
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(key_block_kernel<T, D, kVarlen>,
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(key_block_kernel<T, D, kVarlen, kBuffers>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(kSmem)));
     return true;
@@ -431,12 +436,13 @@ void launch_key_blocks(const Problem& pr, const BwdParams& prm, cudaStream_t str
   // A varlen batch: seq_kv is the longest sequence's; shorter ones return from their extra blocks.
   const dim3 grid(static_cast<unsigned>((pr.seq_kv + kKeys - 1) / kKeys), static_cast<unsigned>(pr.heads_kv),
                   static_cast<unsigned>(pr.batch));
-  key_block_kernel<T, D, kVarlen><<<grid, kThreads, kSmem, stream>>>(prm);
+  key_block_kernel<T, D, kVarlen, kBuffers><<<grid, kThreads, kSmem, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward key_block_kernel");
 }
 
+// buffers: kDoubleBuffer, or kSingleBuffer where lean_compiled<D>() (the host's choice: fa2_backward.cu).
 template <typename T, int D>
-void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
+void launch(const Problem& pr, const BwdParams& prm, int buffers, cudaStream_t stream) {
   ATTN_CUDA_CHECK(
       cudaMemsetAsync(prm.dq_acc, 0, static_cast<std::size_t>(pr.heads_q * prm.acc_rows * D) * 4, stream));
   const std::int64_t rows = prm.total_q * pr.heads_q;
@@ -444,10 +450,21 @@ void launch(const Problem& pr, const BwdParams& prm, cudaStream_t stream) {
   row_sums_kernel<T, D>
       <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 256, 0, stream>>>(prm);
   ATTN_CUDA_CHECK_LAUNCH("fa2.mma backward row_sums_kernel");
-  if (prm.cu_q != nullptr)
-    launch_key_blocks<T, D, true>(pr, prm, stream);
-  else
-    launch_key_blocks<T, D, false>(pr, prm, stream);
+  auto key_blocks = [&]<int kBuffers>() {
+    if (prm.cu_q != nullptr)
+      launch_key_blocks<T, D, true, kBuffers>(pr, prm, stream);
+    else
+      launch_key_blocks<T, D, false, kBuffers>(pr, prm, stream);
+  };
+  if constexpr (lean_compiled<D>()) {
+    if (buffers == kSingleBuffer) {
+      key_blocks.template operator()<kSingleBuffer>();
+    } else {
+      key_blocks.template operator()<kDoubleBuffer>();
+    }
+  } else {
+    key_blocks.template operator()<kDoubleBuffer>();
+  }
   const dim3 blocks(static_cast<unsigned>((pr.seq_q + Tiles<D>::kQueries - 1) / Tiles<D>::kQueries),
                     static_cast<unsigned>(pr.heads_q), static_cast<unsigned>(pr.batch));
   dq_convert_kernel<T, D><<<blocks, 256, 0, stream>>>(prm);

@@ -16,9 +16,11 @@ namespace attn::fa2::bwd {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
-// Q/dO buffers: the next query block loads while one computes (three, the next two loading, were
-// level or up to 3% slower at D <= 128: the loads are not what the warps wait for).
-constexpr int kBuffers = 2;
+// Q/dO buffers (the kernels' kBuffers): 2, the next query block loading while one computes (three,
+// the next two loading, were level or up to 3% slower at D <= 128: the loads are not what the warps
+// wait for); 1, the lean tiles, the next block loading once dK and dV have read this one (under dQ's
+// GEMM only), which an sm_80 GPU's 163 KiB hold at every D (lean_compiled).
+constexpr int kDoubleBuffer = 2, kSingleBuffer = 1;
 
 // A CTA's work at head dim D: kKeys keys (its dK and dV stay in registers over the whole loop), kQueries
 // queries a step, and for each of the step's GEMMs how the 8 warps split its output: `*RowWarps`
@@ -115,15 +117,21 @@ constexpr int ctas_per_sm() {
   return D <= 32 && !kVarlen && kTwoCtasAtD32 ? 2 : 1;
 }
 
-// K and V [kKeys][kLd], two Q and two dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
-// 16-bit; two LSE and two row-sum rows [kQueries] fp32;
+// K and V [kKeys][kLd], kBuffers Q and dO tiles [kQueries][kLd], P and dS [kQueries][kScoreLd], all
+// 16-bit; kBuffers LSE and row-sum rows [kQueries] fp32;
 // the query-block bounds and the sequence's first query row and lengths (8 ints).
-template <int D>
+template <int D, int kBuffers = kDoubleBuffer>
 constexpr std::size_t smem_bytes() {
   using Ti = Tiles<D>;
   return (2 * Ti::kKeys * Ti::kLd + 2 * kBuffers * Ti::kQueries * Ti::kLd + 2 * Ti::kQueries * Ti::kScoreLd) *
              2 +
          2 * kBuffers * Ti::kQueries * sizeof(float) + 8 * sizeof(int);
+}
+// The lean tiles are compiled where the double-buffered ones exceed sm_80's shared memory (D 64, 128,
+// 192, 224, 256): there they are what an A100 runs, and on other GPUs a knob (bwd_buffers = 1).
+template <int D>
+constexpr bool lean_compiled() {
+  return smem_bytes<D, kDoubleBuffer>() > smem::kSm80Optin;
 }
 
 // An operand in shared memory: its tile, row stride (elements) and the warp's origin in it (row, and a

@@ -7,9 +7,9 @@
 
 namespace attn::fa2::bwd {
 
-#define ATTN_FA2_BWD_WIDE(D)                                                       \
-  template void launch<__half, D>(const Problem&, const BwdParams&, cudaStream_t); \
-  template void launch<__nv_bfloat16, D>(const Problem&, const BwdParams&, cudaStream_t);
+#define ATTN_FA2_BWD_WIDE(D)                                                            \
+  template void launch<__half, D>(const Problem&, const BwdParams&, int, cudaStream_t); \
+  template void launch<__nv_bfloat16, D>(const Problem&, const BwdParams&, int, cudaStream_t);
 ATTN_FA2_BWD_WIDE(160)
 ATTN_FA2_BWD_WIDE(192)
 ATTN_FA2_BWD_WIDE(224)

@@ -136,6 +136,9 @@ std::string fa2_why_not(const Problem& p, const Knobs& knobs) {
   if (p.compress.active() && p.seq_q > (std::int64_t{1} << 24))
     return "seq_q = " + std::to_string(p.seq_q) +
            ": fa2.mma takes NSA's compressed branch up to seq_q = 2^24 (its key x stride test is 32-bit)";
+  if (const int b = knob_value(knobs, "bwd_buffers"); b != 0 && !has_backward(p.pass))
+    return "knob bwd_buffers = " + std::to_string(b) +
+           " sets the backward's tiles; pass = " + std::string(to_string(p.pass)) + " runs no backward";
   const int d = static_cast<int>(p.head_dim);
   if (p.select.active()) return select_why_not(p, d, knobs);
   const bool band = has_band(p);
@@ -180,7 +183,8 @@ void dispatch_head_dim(int d, const Fa2Params& prm, const TileConfig& t, bool ba
 
 class Fa2MmaKernel final : public PreparedKernel {
  public:
-  Fa2MmaKernel(const Problem& p, const TileConfig& t) : m_problem(p), m_tiles(t) {
+  Fa2MmaKernel(const Problem& p, const TileConfig& t, int bwd_buffers)
+      : m_problem(p), m_tiles(t), m_bwd_buffers(bwd_buffers) {
     if (p.varlen.active()) m_prefix_sums = std::make_unique<DevicePrefixSums>(p);
     // The index tensor, uploaded once like cu_seqlens: an input of the problem, not timed work.
     if (p.select.active()) m_selected = std::make_unique<DeviceInt32Array>(selected_block_table(p));
@@ -210,12 +214,14 @@ class Fa2MmaKernel final : public PreparedKernel {
   std::size_t backward_workspace_bytes() const override { return fa2::backward_workspace_bytes(m_problem); }
   void run_backward(const BackwardArgs& a) override {
     const DevicePrefixSums* v = m_prefix_sums.get();
-    fa2::run_backward(m_problem, a, v ? v->q() : nullptr, v ? v->kv() : nullptr, v ? v->order() : nullptr);
+    fa2::run_backward(m_problem, a, m_bwd_buffers, v ? v->q() : nullptr, v ? v->kv() : nullptr,
+                      v ? v->order() : nullptr);
   }
 
  private:
   Problem m_problem;
   TileConfig m_tiles;
+  int m_bwd_buffers;  // the backward's Q/dO buffers (fa2::backward_tiles); 0 for a forward-only pass
   std::unique_ptr<DevicePrefixSums> m_prefix_sums;  // varlen batches only
   std::unique_ptr<DeviceInt32Array> m_selected;     // the selected branch's index tensor only
 };
@@ -233,14 +239,16 @@ std::unique_ptr<PreparedKernel> fa2_prepare(const Problem& p, const Knobs& knobs
     throw Unsupported("tiles " + fa2::to_string(t) + " need " +
                       std::to_string(fa2::smem_bytes(d, t) + list_bytes) +
                       " bytes of shared memory, this GPU allows " + std::to_string(smem_optin) + " a block");
-  // The backward's tiles are its own (Tiles<D>): a GPU that cannot give them skips the case here, once,
-  // rather than at each timed launch.
-  if (const std::size_t bwd = fa2::backward_smem_bytes(p);
-      has_backward(p.pass) && bwd > static_cast<std::size_t>(smem_optin))
-    throw Unsupported("fa2.mma's backward at head_dim " + std::to_string(d) + " needs " +
-                      std::to_string(bwd) + " bytes of shared memory a block; this GPU allows " +
-                      std::to_string(smem_optin));
-  return std::make_unique<Fa2MmaKernel>(p, t);
+  // The backward's tiles are its own (Tiles<D>, double- or single-buffered): a GPU that cannot give
+  // them skips the case here, once, rather than at each timed launch.
+  int bwd_buffers = 0;
+  if (has_backward(p.pass)) {
+    const fa2::BackwardTiles bt =
+        fa2::backward_tiles(p, knob_value(knobs, "bwd_buffers"), static_cast<std::size_t>(smem_optin));
+    if (!bt.why_not.empty()) throw Unsupported(bt.why_not);
+    bwd_buffers = bt.buffers;
+  }
+  return std::make_unique<Fa2MmaKernel>(p, t, bwd_buffers);
 }
 
 }  // namespace
@@ -252,7 +260,12 @@ KernelSpec make_fa2_mma_spec() {
       "FlashAttention-2 forward: mma.sync m16n8k16 fp32-acc, ldmatrix, cp.async K/V overlap, online exp2 "
       "softmax, O in registers; causal/window/NSA compressed and selected/GQA/varlen; FA2 backward (D "
       "32-256, varlen too, dQ by fp32 atomics)";
-  s.backward_why_not = [](const Problem& p, const Knobs&) { return fa2::backward_why_not(p); };
+  s.backward_why_not = [](const Problem& p, const Knobs& knobs) {
+    if (std::string why = fa2::backward_why_not(p); !why.empty()) return why;
+    // The knob against what is compiled (the GPU's shared memory is prepare's question).
+    return fa2::backward_tiles(p, knob_value(knobs, "bwd_buffers"), std::numeric_limits<std::size_t>::max())
+        .why_not;
+  };
   s.backend = Backend::cuda;
   s.knobs = {
       {"br", {0, 64, 128}, 0, "query rows per CTA (0 = traits default for the head dim)"},
@@ -262,6 +275,11 @@ KernelSpec make_fa2_mma_spec() {
        {0, 1, 2},
        0,
        "K buffers: 1 = FA2 order, 2 = next K loads during the whole tile (0 = default)"},
+      {"bwd_buffers",
+       {0, 1, 2},
+       0,
+       "backward Q/dO buffers: 2 = the next query block loads during this one, 1 = the lean tiles (loads "
+       "after dK/dV; what sm_80 runs at D 64-256) (0 = 2 where shared memory allows)"},
   };
   s.compressed_mask = true;
   s.selected_branch = true;
