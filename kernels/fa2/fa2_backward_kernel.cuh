@@ -11,7 +11,8 @@
 // memset zeroes the accumulator, a pre-pass forms D = rowsum(dO * O) and LSE log2(e), a post-pass
 // converts the accumulator to the dtype. Q, K, V and dO are staged in shared memory rows XOR-swizzled
 // (D 64, 128, 192, 256) or padded by 16 bytes (Tiles::kSwizzle; ldmatrix without bank conflicts either
-// way); the next query block's Q, dO, LSE and D load (cp.async) while this one computes.
+// way); the next query block's Q, dO, LSE and D load (cp.async) while this one computes (the lean
+// tiles, one buffer: once dK and dV have read it, under dQ's GEMM).
 //
 // Why 2-D warp tiles with P and dS' through shared memory (v7; v4-v6 gave each warp 16 keys and
 // every query, P^T and dS'^T staying in its registers): each operand row is read by fewer warps, and
