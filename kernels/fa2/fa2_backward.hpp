@@ -11,8 +11,8 @@ namespace attn::fa2 {
 std::string backward_why_not(const Problem& p);
 
 // The key-block kernel's tiles on a GPU that gives `smem_optin` bytes of shared memory a block:
-// double-buffered Q/dO (76-222 KB) where they fit, else the lean single-buffered ones (115-147 KB, at
-// D 64, 128, 192, 224 and 256: what sm_80's 163 KB hold); `requested` (knob bwd_buffers) 1 or 2 forces
+// double-buffered Q/dO (75-211 KiB) where they fit, else the lean single-buffered ones (115-147 KiB, at
+// D 64, 128, 192, 224 and 256: what sm_80's 163 KiB hold); `requested` (knob bwd_buffers) 1 or 2 forces
 // one, 0 chooses. buffers = 0 and why_not says why when none fits (or the knob asks for what D lacks).
 struct BackwardTiles {
   int buffers = 0;

@@ -128,7 +128,8 @@ constexpr std::size_t smem_bytes() {
          2 * kBuffers * Ti::kQueries * sizeof(float) + 8 * sizeof(int);
 }
 // The lean tiles are compiled where the double-buffered ones exceed sm_80's shared memory (D 64, 128,
-// 192, 224, 256): there they are what an A100 runs, and on other GPUs a knob (bwd_buffers = 1).
+// 192, 224, 256; at D 128 and 192 by the 32 bytes of the bounds alone): there they are what an A100
+// runs, and on other GPUs a knob (bwd_buffers = 1).
 template <int D>
 constexpr bool lean_compiled() {
   return smem_bytes<D, kDoubleBuffer>() > smem::kSm80Optin;
