@@ -31,11 +31,13 @@ Problem backward_problem(int d) {
   return p;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // sm_90: double-buffered at every D. sm_80 (163 KiB): double where it fits (D 32, 96, 160), the lean
 // tiles elsewhere, each within the GPU's bytes; the lean tiles are smaller than the double ones.
-TEST(Fa2BackwardTiles, EachGpuGetsTilesThatFit) {
+TEST(Fa2BackwardSpec, EachGpuGetsTilesThatFit) {
   for (int d : {32, 64, 96, 128, 160, 192, 224, 256}) {
     const Problem p = backward_problem(d);
     const attn::fa2::BackwardTiles h100 = backward_tiles(p, 0, smem::kSm90Optin);
@@ -54,7 +56,7 @@ TEST(Fa2BackwardTiles, EachGpuGetsTilesThatFit) {
 }
 
 // What does not fit, and a knob that asks for what is not compiled, say why with the numbers.
-TEST(Fa2BackwardTiles, RefusalsNameTheBytesAndTheKnob) {
+TEST(Fa2BackwardSpec, RefusalsNameTheBytesAndTheKnob) {
   const attn::fa2::BackwardTiles forced = backward_tiles(backward_problem(128), 2, smem::kSm80Optin);
   EXPECT_EQ(forced.buffers, 0);
   EXPECT_TRUE(contains(forced.why_not, "head_dim 128 needs")) << forced.why_not;
