@@ -73,7 +73,8 @@ constexpr bool dq_acc_order_round_trips() {
               int row = 0, col = 0;
               bwd::dq_acc_cell<D>(at, row, col);
               if (row != (warp % Ti::kDqRowWarps) * Ti::kDqM * 16 + 16 * mt + lane / 4 + 8 * half ||
-                  col != (warp / Ti::kDqRowWarps) * Ti::kDqN * 16 + nt * 8 + 2 * (lane % 4) + e)
+                  col != ((nt / 2) * Ti::kDqColWarps + warp / Ti::kDqRowWarps) * 16 + nt % 2 * 8 +
+                             2 * (lane % 4) + e)
                 return false;
             }
   return true;

@@ -132,9 +132,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
   constexpr bool kSwz = Ti::kSwizzle;
   // Q, K, V, dO: [rows][kLd], read from column 0 (S, dP), a dK/dV warp's columns or a dQ warp's.
   using DTile = SmemOperand<T, kSwz, true>;
-  using KvColTile = SmemOperand<T, kSwz, Ti::kKvN * 16 % 64 == 0>;
-  using DqColTile = SmemOperand<T, kSwz, Ti::kDqN * 16 % 64 == 0>;
-  using ScoreTile = SmemOperand<T, false>;  // P, dS: [queries][kSLd]
+  using ColTile = SmemOperand<T, kSwz, true>;  // interleaved column warps: Tiles::kv_col, dq_col
+  using ScoreTile = SmemOperand<T, false>;     // P, dS: [queries][kSLd]
   T* const k_s = reinterpret_cast<T*>(smem);
   T* const v_s = k_s + kKeys * kLd;
   // Buffers as base + buffer * stride (not arrays of pointers, which would live on the stack).
@@ -152,10 +151,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
   // columns kv_n0..), dQ (queries dq_m0.., columns dq_n0..).
   const int sdp_m0 = (warp % Ti::kSdpRowWarps) * Ti::kSdpM * 16,
             sdp_n0 = (warp / Ti::kSdpRowWarps) * Ti::kSdpN * 16;
-  const int kv_m0 = (warp % Ti::kKvRowWarps) * Ti::kKvM * 16,
-            kv_n0 = (warp / Ti::kKvRowWarps) * Ti::kKvN * 16;
-  const int dq_m0 = (warp % Ti::kDqRowWarps) * Ti::kDqM * 16,
-            dq_n0 = (warp / Ti::kDqRowWarps) * Ti::kDqN * 16;
+  const int kv_m0 = (warp % Ti::kKvRowWarps) * Ti::kKvM * 16, kv_n0 = Ti::kv_col(warp / Ti::kKvRowWarps, 0);
+  const int dq_m0 = (warp % Ti::kDqRowWarps) * Ti::kDqM * 16, dq_n0 = Ti::dq_col(warp / Ti::kDqRowWarps, 0);
   const std::int64_t q_ld = static_cast<std::int64_t>(p.heads_q) * D,
                      kv_ld = static_cast<std::int64_t>(p.heads_kv) * D;
   // The sequence's lengths, first rows and mask: the parameters' for a dense launch.
@@ -339,10 +336,10 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
 
     // dV += P^T dO and dK += dS'^T Q over the warp's [keys x columns] tile: A read transposed from P
     // and dS, B from dO and Q.
-    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{p_s, kSLd, 0, kv_m0},
-                                                            KvColTile{do_s, kLd, 0, kv_n0}, lane, dv);
-    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true>(ScoreTile{ds_s, kSLd, 0, kv_m0},
-                                                            KvColTile{q_s, kLd, 0, kv_n0}, lane, dk);
+    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true, 0, Ti::kKvColWarps>(
+        ScoreTile{p_s, kSLd, 0, kv_m0}, ColTile{do_s, kLd, 0, kv_n0}, lane, dv);
+    warp_mma<Ti::kKvM, Ti::kKvN, kQueries / 16, true, true, 0, Ti::kKvColWarps>(
+        ScoreTile{ds_s, kSLd, 0, kv_m0}, ColTile{q_s, kLd, 0, kv_n0}, lane, dk);
     if constexpr (kBuffers == kSingleBuffer) {
       __syncthreads();  // every warp's reads of Q, dO, LSE and the row sums done: the next item loads
       issue_next();
@@ -360,8 +357,8 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
                            dq_acc_index<D>(warp, 0, 0, 0, lane);
     auto dq_chunk = [&]<int kC0, int kN>() {
       float acc[Ti::kDqM][2 * kN][4] = {};
-      warp_mma<Ti::kDqM, kN, kKeys / 16, false, true, kC0 * 16>(ScoreTile{ds_s, kSLd, dq_m0, 0},
-                                                                DqColTile{k_s, kLd, 0, dq_n0}, lane, acc);
+      warp_mma<Ti::kDqM, kN, kKeys / 16, false, true, Ti::dq_col(0, 2 * kC0), Ti::kDqColWarps>(
+          ScoreTile{ds_s, kSLd, dq_m0, 0}, ColTile{k_s, kLd, 0, dq_n0}, lane, acc);
 #pragma unroll
       for (int mt = 0; mt < Ti::kDqM; ++mt) {
         float* row = dq_tile + dq_acc_index<D>(0, mt, 0, 2 * kC0, 0);
@@ -405,7 +402,7 @@ __device__ __forceinline__ void key_block(const BwdParams& p, unsigned char* sme
       if (j >= e_seq_kv) continue;
 #pragma unroll
       for (int nt = 0; nt < 2 * Ti::kKvN; ++nt) {
-        const std::int64_t at = static_cast<std::int64_t>(j) * kv_ld + kv_n0 + nt * 8 + 2 * t;
+        const std::int64_t at = static_cast<std::int64_t>(j) * kv_ld + kv_n0 + Ti::kv_col(0, nt) + 2 * t;
         *reinterpret_cast<std::uint32_t*>(dk_base + at) =
             ptx::pack2<T>(dk[mt][nt][2 * half] * p.scale, dk[mt][nt][2 * half + 1] * p.scale);
         *reinterpret_cast<std::uint32_t*>(dv_base + at) =

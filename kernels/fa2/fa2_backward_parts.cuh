@@ -56,6 +56,18 @@ struct Tiles {
   // dQ's columns in chunks of at most 32 accumulators a thread (the chunk sits beside dK and dV; 64
   // spilled the varlen kernel at D 256, 56 at D 224), the last one what is left.
   static constexpr int kDqChunkN = 4 / kDqM < kDqN ? 4 / kDqM : kDqN;
+  // The dK/dV and dQ grids' column warps own interleaved 16-column blocks: n-pair np of column warp wc
+  // is block np kColWarps + wc (not wc kN + np). A warp's first chunk is then below 8 and its n-pairs
+  // 2 kColWarps chunks apart, bits the swizzle's XOR and the lane's chunk do not share, so every
+  // n-pair's address is one base plus an immediate (chunk_addr's aligned form) at every D; contiguous,
+  // 48-column warp tiles (D 192's) or 32-column ones (D 64, D 128's dQ) XORed each n-pair apart.
+  // Measured +2-3% at D 192, +1% at D 64, level at D 128 (docs/PERF.md).
+  static constexpr int kKvColWarps = kWarps / kKvRowWarps, kDqColWarps = kWarps / kDqRowWarps;
+  static_assert((kKvColWarps & (kKvColWarps - 1)) == 0 && (kDqColWarps & (kDqColWarps - 1)) == 0,
+                "column warps a power of two: their chunk bits and the n-pair steps stay disjoint");
+  // The first column of n-pair np (8-column tile nt = 2 np + half) of column warp wc.
+  static constexpr int kv_col(int wc, int nt) { return ((nt / 2) * kKvColWarps + wc) * 16 + (nt % 2) * 8; }
+  static constexpr int dq_col(int wc, int nt) { return ((nt / 2) * kDqColWarps + wc) * 16 + (nt % 2) * 8; }
   static_assert(kSdpM >= 1 && kSdpN >= 1 && kKvM >= 1 && kKvN >= 1 && kDqM >= 1 && kDqN >= 1);
   static_assert(kSdpM * kSdpN * 256 * kWarps == kQueries * kKeys, "S and dP: the warps tile the step");
   static_assert(kKvM * kKvN * 256 * kWarps == kKeys * D, "dK and dV: the warps tile the key block");
@@ -80,7 +92,7 @@ __host__ __device__ constexpr void dq_acc_cell(int at, int& row, int& col) {
   const int e = at % 2, half = at / 2 % 2, lane = at / 4 % 32, nt = at / 128 % (2 * Ti::kDqN),
             mt = at / (256 * Ti::kDqN) % Ti::kDqM, warp = at / (256 * Ti::kDqN * Ti::kDqM);
   row = (warp % Ti::kDqRowWarps) * Ti::kDqM * 16 + 16 * mt + lane / 4 + 8 * half;
-  col = (warp / Ti::kDqRowWarps) * Ti::kDqN * 16 + nt * 8 + 2 * (lane % 4) + e;
+  col = Ti::dq_col(warp / Ti::kDqRowWarps, nt) + 2 * (lane % 4) + e;
 }
 
 struct BwdParams {
@@ -137,8 +149,10 @@ constexpr bool lean_compiled() {
 
 // An operand in shared memory: its tile, row stride (elements) and the warp's origin in it (row, and a
 // column that is a multiple of 8), the tile XOR-swizzled (Tiles::kSwizzle) or not.
-// kAligned: the origin's column is a multiple of 64 (a whole swizzled line), which lets the swizzle
-// of a compile-time chunk offset fold into an immediate (chunk_addr).
+// kAligned: the lane's chunk at the origin and every compile-time chunk offset have no low three bits
+// in common (the origin's column a multiple of 64 and even offsets, or below 64 with offsets that are
+// multiples of its span: Tiles' interleaved column warps), which lets the swizzle of an offset fold
+// into an immediate (chunk_addr).
 template <typename T, bool kSwz, bool kAligned = false>
 struct SmemOperand {
   const T* tile;
@@ -146,10 +160,10 @@ struct SmemOperand {
 };
 // The shared address of 16-byte chunk `chunk` + `ct` of a lane's row, given that row's address and its
 // row % 8 (every block offset is a multiple of 16 rows, so row % 8 is the lane's); `chunk` is the lane's
-// runtime chunk, `ct` an even compile-time offset. Aligned (chunk = 8 k + 0 or 1), the swizzle touches
-// only the low three bits, which the lane's bit and ct's cannot carry out of: the XOR with row % 8 is
-// one value a lane and the offset's own XOR an immediate, instead of one register a distinct offset
-// (D 256's S and dP read 16 chunks a row: swizzled the plain way, their addresses spilled it).
+// runtime chunk, `ct` an even compile-time offset. Aligned (SmemOperand), the low three bits of chunk
+// and ct are disjoint, so chunk + ct = (high parts) + (low bits XORed), and the swizzle's XOR with
+// row % 8 is one value a lane with the offset's own XOR an immediate, instead of one register a distinct
+// offset (D 256's S and dP read 16 chunks a row: swizzled the plain way, their addresses spilled it).
 template <bool kSwz, bool kAligned>
 __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t row_addr, int row8, int chunk, int ct) {
   if constexpr (!kSwz) {
@@ -166,8 +180,8 @@ __device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t row_addr, int 
 // elements). Element (m, k) of A at row m, column k of its tile (from the operand's origin), or at row
 // k, column m when kATrans (A stored transposed: P^T and dS^T read from P and dS); element (k, n) of B at
 // row n, column k (K and V for S = Q K^T and dP = dO V^T), or at row k, column n when kBTrans.
-template <int kM, int kN, int kK, bool kATrans, bool kBTrans, int kBCol = 0, typename T, bool kASwz,
-          bool kAAl, bool kBSwz, bool kBAl>
+template <int kM, int kN, int kK, bool kATrans, bool kBTrans, int kBCol = 0, int kBNStride = 1, typename T,
+          bool kASwz, bool kAAl, bool kBSwz, bool kBAl>
 __device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz, kAAl> a, SmemOperand<T, kBSwz, kBAl> b,
                                          int lane, float (&acc)[kM][2 * kN][4]) {
   // The lane's ldmatrix row and 16-byte chunk in each 16 x 16 block (the m16n8k16 fragment layouts).
@@ -194,7 +208,7 @@ __device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz, kAAl> a, SmemOper
 #pragma unroll
     for (int np = 0; np < kN; ++np) {
       std::uint32_t bf[4];
-      const int rows = kBTrans ? kk * 16 : np * 16, chunks = kBTrans ? np * 2 : kk * 2;
+      const int rows = kBTrans ? kk * 16 : np * 16, chunks = kBTrans ? np * 2 * kBNStride : kk * 2;
       const std::uint32_t at =
           chunk_addr<kBSwz, kBAl>(b_addr + 2u * rows * b.ld, b8, b_chunk, chunks + kBCol / 8);
       if constexpr (kBTrans)
