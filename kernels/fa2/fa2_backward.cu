@@ -84,6 +84,54 @@ constexpr bool dq_acc_orders_round_trip(HeadDims<Ds...>) {
   return (dq_acc_order_round_trips<Ds>() && ...);
 }
 static_assert(dq_acc_orders_round_trip(BackwardHeadDims{}), "dQ's accumulator order does not invert");
+
+// The interleaved column warps of the dK/dV and dQ grids cover each of D's columns once, and for every
+// chunk the key-block kernel addresses through chunk_addr's aligned form (S and dP's operands from
+// column 0, dK/dV's and dQ's B operands from a column warp's first block, each n-pair's offset) that
+// form equals the plain swizzle: the low bits of the lane's chunk and of each offset stay disjoint.
+template <int D>
+constexpr bool interleaved_columns_hold() {
+  using Ti = bwd::Tiles<D>;
+  bool kv[D] = {}, dq[D] = {};
+  for (int wc = 0; wc < Ti::kKvColWarps; ++wc)
+    for (int nt = 0; nt < 2 * Ti::kKvN; ++nt)
+      for (int c = 0; c < 8; ++c) {
+        const int col = Ti::kv_col(wc, nt) + c;
+        if (col >= D || kv[col]) return false;
+        kv[col] = true;
+      }
+  for (int wc = 0; wc < Ti::kDqColWarps; ++wc)
+    for (int nt = 0; nt < 2 * Ti::kDqN; ++nt)
+      for (int c = 0; c < 8; ++c) {
+        const int col = Ti::dq_col(wc, nt) + c;
+        if (col >= D || dq[col]) return false;
+        dq[col] = true;
+      }
+  const auto same = [](int chunk, int ct, int row8) {
+    return bwd::chunk_addr<true, true>(0, row8, chunk, ct) ==
+           bwd::chunk_addr<true, false>(0, row8, chunk, ct);
+  };
+  for (int lane = 0; lane < 32; ++lane)
+    for (int row8 = 0; row8 < 8; ++row8) {
+      for (int kk = 0; kk < D / 16; ++kk)  // S, dP: A by lane / 16, B by (lane / 8) % 2, from column 0
+        if (!same(lane / 16, 2 * kk, row8) || !same((lane / 8) % 2, 2 * kk, row8)) return false;
+      for (int wc = 0; wc < Ti::kKvColWarps; ++wc)  // dV, dK: B transposed from the warp's first block
+        for (int np = 0; np < Ti::kKvN; ++np)
+          if (!same(Ti::kv_col(wc, 0) / 8 + lane / 16, 2 * np * Ti::kKvColWarps, row8)) return false;
+      for (int wc = 0; wc < Ti::kDqColWarps; ++wc)  // dQ: the same, every chunk of n-pairs
+        for (int np = 0; np < Ti::kDqN; ++np)
+          if (!same(Ti::dq_col(wc, 0) / 8 + lane / 16, 2 * np * Ti::kDqColWarps, row8)) return false;
+    }
+  for (int col = 0; col < D; ++col)
+    if (!kv[col] || !dq[col]) return false;
+  return true;
+}
+template <int... Ds>
+constexpr bool interleaved_columns_hold(HeadDims<Ds...>) {
+  return (interleaved_columns_hold<Ds>() && ...);
+}
+static_assert(interleaved_columns_hold(BackwardHeadDims{}),
+              "a column warp's blocks miss a column, or the aligned chunk addresses differ from the swizzle");
 }  // namespace
 
 std::string backward_why_not(const Problem& p) {

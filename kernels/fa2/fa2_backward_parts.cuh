@@ -165,7 +165,8 @@ struct SmemOperand {
 // row % 8 is one value a lane with the offset's own XOR an immediate, instead of one register a distinct
 // offset (D 256's S and dP read 16 chunks a row: swizzled the plain way, their addresses spilled it).
 template <bool kSwz, bool kAligned>
-__device__ __forceinline__ std::uint32_t chunk_addr(std::uint32_t row_addr, int row8, int chunk, int ct) {
+__host__ __device__ __forceinline__ constexpr std::uint32_t chunk_addr(std::uint32_t row_addr, int row8,
+                                                                       int chunk, int ct) {
   if constexpr (!kSwz) {
     return row_addr + 16u * static_cast<std::uint32_t>(chunk + ct);
   } else if constexpr (!kAligned) {
