@@ -164,6 +164,7 @@ struct SmemOperand {
 // and ct are disjoint, so chunk + ct = (high parts) + (low bits XORed), and the swizzle's XOR with
 // row % 8 is one value a lane with the offset's own XOR an immediate, instead of one register a distinct
 // offset (D 256's S and dP read 16 chunks a row: swizzled the plain way, their addresses spilled it).
+// fa2_backward.cu checks at compile time that both forms agree on every chunk the kernel reads.
 template <bool kSwz, bool kAligned>
 __host__ __device__ __forceinline__ constexpr std::uint32_t chunk_addr(std::uint32_t row_addr, int row8,
                                                                        int chunk, int ct) {
@@ -180,7 +181,9 @@ __host__ __device__ __forceinline__ constexpr std::uint32_t chunk_addr(std::uint
 // acc [16 kM x 16 kN] += A [16 kM x 16 kK] B [16 kK x 16 kN], both operands in shared memory (16-bit
 // elements). Element (m, k) of A at row m, column k of its tile (from the operand's origin), or at row
 // k, column m when kATrans (A stored transposed: P^T and dS^T read from P and dS); element (k, n) of B at
-// row n, column k (K and V for S = Q K^T and dP = dO V^T), or at row k, column n when kBTrans.
+// row n, column k (K and V for S = Q K^T and dP = dO V^T), or at row k, column n when kBTrans. kBCol: a
+// compile-time column offset of B's origin; kBNStride: with kBTrans, B's n-pairs every kBNStride
+// 16-column blocks (Tiles' interleaved column warps) rather than side by side.
 template <int kM, int kN, int kK, bool kATrans, bool kBTrans, int kBCol = 0, int kBNStride = 1, typename T,
           bool kASwz, bool kAAl, bool kBSwz, bool kBAl>
 __device__ __forceinline__ void warp_mma(SmemOperand<T, kASwz, kAAl> a, SmemOperand<T, kBSwz, kBAl> b,
