@@ -92,39 +92,36 @@ static_assert(dq_acc_orders_round_trip(BackwardHeadDims{}), "dQ's accumulator or
 template <int D>
 constexpr bool interleaved_columns_hold() {
   using Ti = bwd::Tiles<D>;
-  bool kv[D] = {}, dq[D] = {};
-  for (int wc = 0; wc < Ti::kKvColWarps; ++wc)
-    for (int nt = 0; nt < 2 * Ti::kKvN; ++nt)
-      for (int c = 0; c < 8; ++c) {
-        const int col = Ti::kv_col(wc, nt) + c;
-        if (col >= D || kv[col]) return false;
-        kv[col] = true;
-      }
-  for (int wc = 0; wc < Ti::kDqColWarps; ++wc)
-    for (int nt = 0; nt < 2 * Ti::kDqN; ++nt)
-      for (int c = 0; c < 8; ++c) {
-        const int col = Ti::dq_col(wc, nt) + c;
-        if (col >= D || dq[col]) return false;
-        dq[col] = true;
-      }
   const auto same = [](int chunk, int ct, int row8) {
     return bwd::chunk_addr<true, true>(0, row8, chunk, ct) ==
            bwd::chunk_addr<true, false>(0, row8, chunk, ct);
   };
-  for (int lane = 0; lane < 32; ++lane)
-    for (int row8 = 0; row8 < 8; ++row8) {
-      for (int kk = 0; kk < D / 16; ++kk)  // S, dP: A by lane / 16, B by (lane / 8) % 2, from column 0
+  // One [rows x D] grid (dK/dV or dQ): col_of(wc, nt) for `col_warps` column warps of `n_pairs` n-pairs,
+  // whose B operands are read transposed from the warp's first block, an n-pair 2 col_warps chunks on.
+  const auto grid_holds = [&](int col_warps, int n_pairs, auto col_of) {
+    bool seen[D] = {};
+    for (int wc = 0; wc < col_warps; ++wc)
+      for (int nt = 0; nt < 2 * n_pairs; ++nt)
+        for (int c = 0; c < 8; ++c) {
+          const int col = col_of(wc, nt) + c;
+          if (col >= D || seen[col]) return false;
+          seen[col] = true;
+        }
+    for (int col = 0; col < D; ++col)
+      if (!seen[col]) return false;
+    for (int lane = 0; lane < 32; ++lane)
+      for (int row8 = 0; row8 < 8; ++row8)
+        for (int wc = 0; wc < col_warps; ++wc)
+          for (int np = 0; np < n_pairs; ++np)
+            if (!same(col_of(wc, 0) / 8 + lane / 16, 2 * np * col_warps, row8)) return false;
+    return true;
+  };
+  for (int lane = 0; lane < 32; ++lane)  // S, dP: A by lane / 16, B by (lane / 8) % 2, from column 0
+    for (int row8 = 0; row8 < 8; ++row8)
+      for (int kk = 0; kk < D / 16; ++kk)
         if (!same(lane / 16, 2 * kk, row8) || !same((lane / 8) % 2, 2 * kk, row8)) return false;
-      for (int wc = 0; wc < Ti::kKvColWarps; ++wc)  // dV, dK: B transposed from the warp's first block
-        for (int np = 0; np < Ti::kKvN; ++np)
-          if (!same(Ti::kv_col(wc, 0) / 8 + lane / 16, 2 * np * Ti::kKvColWarps, row8)) return false;
-      for (int wc = 0; wc < Ti::kDqColWarps; ++wc)  // dQ: the same, every chunk of n-pairs
-        for (int np = 0; np < Ti::kDqN; ++np)
-          if (!same(Ti::dq_col(wc, 0) / 8 + lane / 16, 2 * np * Ti::kDqColWarps, row8)) return false;
-    }
-  for (int col = 0; col < D; ++col)
-    if (!kv[col] || !dq[col]) return false;
-  return true;
+  return grid_holds(Ti::kKvColWarps, Ti::kKvN, [](int wc, int nt) { return Ti::kv_col(wc, nt); }) &&
+         grid_holds(Ti::kDqColWarps, Ti::kDqN, [](int wc, int nt) { return Ti::dq_col(wc, nt); });
 }
 template <int... Ds>
 constexpr bool interleaved_columns_hold(HeadDims<Ds...>) {

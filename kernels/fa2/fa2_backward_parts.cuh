@@ -65,9 +65,12 @@ struct Tiles {
   static constexpr int kKvColWarps = kWarps / kKvRowWarps, kDqColWarps = kWarps / kDqRowWarps;
   static_assert((kKvColWarps & (kKvColWarps - 1)) == 0 && (kDqColWarps & (kDqColWarps - 1)) == 0,
                 "column warps a power of two: their chunk bits and the n-pair steps stay disjoint");
-  // The first column of n-pair np (8-column tile nt = 2 np + half) of column warp wc.
-  static constexpr int kv_col(int wc, int nt) { return ((nt / 2) * kKvColWarps + wc) * 16 + (nt % 2) * 8; }
-  static constexpr int dq_col(int wc, int nt) { return ((nt / 2) * kDqColWarps + wc) * 16 + (nt % 2) * 8; }
+  // The first column of n-pair np (8-column tile nt = 2 np + half) of column warp wc of `col_warps`.
+  static constexpr int interleaved_col(int col_warps, int wc, int nt) {
+    return ((nt / 2) * col_warps + wc) * 16 + (nt % 2) * 8;
+  }
+  static constexpr int kv_col(int wc, int nt) { return interleaved_col(kKvColWarps, wc, nt); }
+  static constexpr int dq_col(int wc, int nt) { return interleaved_col(kDqColWarps, wc, nt); }
   static_assert(kSdpM >= 1 && kSdpN >= 1 && kKvM >= 1 && kKvN >= 1 && kDqM >= 1 && kDqN >= 1);
   static_assert(kSdpM * kSdpN * 256 * kWarps == kQueries * kKeys, "S and dP: the warps tile the step");
   static_assert(kKvM * kKvN * 256 * kWarps == kKeys * D, "dK and dV: the warps tile the key block");
