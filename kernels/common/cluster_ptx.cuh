@@ -17,6 +17,20 @@ __device__ __forceinline__ void wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+// This CTA's rank in its cluster.
+__device__ __forceinline__ int cta_rank() {
+  std::uint32_t r = 0;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return static_cast<int>(r);
+}
+
+// One arrival on an mbarrier of another CTA of the cluster (`remote`: a shared::cluster address from
+// map_shared), with the default CTA-scope release: for a slot read by the tensor cores (async proxy,
+// finished by the wgmma wait) there are no generic writes to publish.
+__device__ __forceinline__ void mbar_arrive_remote(std::uint32_t remote) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
 // The address of `local` (a shared::cta address of this CTA) in CTA `rank`'s shared memory.
 __device__ __forceinline__ std::uint32_t map_shared(std::uint32_t local, int rank) {
   std::uint32_t out = 0;

@@ -10,7 +10,7 @@
 //   registers to the end.
 // Two overlaps hide the softmax under tensor-core work:
 //   inside a warpgroup, tile j's Q K^T and tile j-1's P V are issued together and the softmax of j
-//   runs while P V of j-1 is still in flight (O is rescaled after it lands);
+//   runs while P V of j-1 is still in flight (O takes j-1's rescale between the two issues);
 //   between the warpgroups, named barriers pass the right to issue wgmmas round-robin (ping-pong with
 //   two), so one warpgroup's softmax runs under the others' GEMMs.
 // Persistent: one CTA an SM; its producer draws work items (row block, head, batch) from a global
@@ -18,6 +18,10 @@
 // and starts the next item's loads while the consumers finish the last one. Key tiles run from the
 // highest down, so the masked diagonal tile of a causal row block comes first. Keys past Sk and rows
 // past Sq arrive as zeros from TMA and are masked (keys) or not stored (rows).
+// Clustered (Cluster = 2, full masks): a work item is two adjacent row blocks of a head, one a CTA;
+// each CTA's producer loads half of every K/V tile into both CTAs by TMA multicast, and a slot is
+// free once the consumers of both have released it. One L2 read feeds two SMs: fa3.wgmma read
+// twice cuDNN's L2 bytes without it, and lost clock to the power cap (docs/PERF.md).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -25,6 +29,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/cluster_ptx.cuh"
 #include "kernels/common/mma_ptx.cuh"
 #include "kernels/common/tma_ptx.cuh"
 #include "kernels/common/wgmma_ptx.cuh"
@@ -33,6 +38,10 @@
 #include "kernels/fa3/fa3_traits.hpp"
 #include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
+
+#ifndef ATTN_FA3_TURNS_D256
+#define ATTN_FA3_TURNS_D256 1
+#endif
 
 namespace attn::fa3 {
 
@@ -151,11 +160,13 @@ __device__ __forceinline__ void scale_rows(float (&o)[N], const float (&f)[2]) {
   for (int i = 0; i < N; ++i) o[i] *= f[(i / 2) % 2];
 }
 
-template <typename T, int D, int BN, int Stages, int WGs>
+template <typename T, int D, int BN, int Stages, int WGs, int Cluster>
 __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr Tile kTile{BN, Stages, WGs};
+  constexpr Tile kTile{BN, Stages, WGs, Cluster};
+  static_assert(Cluster == 1 || (Cluster == 2 && BN % 16 == 0),
+                "a cluster's CTAs each load BN / 2 keys of a tile: whole 8-row swizzle atoms");
   constexpr int kBlockM = rows_of(kTile);
   constexpr int kChunks = D / kChunk;
   constexpr int kPvN = pv_width(D), kPvSteps = D / kPvN;
@@ -182,13 +193,24 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
                                                              8u * static_cast<std::uint32_t>(2 + 4 * Stages));
 
   const int tid = static_cast<int>(threadIdx.x);
+  // A work item is Cluster adjacent row blocks of one (head, batch), one a CTA of the cluster; with
+  // an odd count the last item's second block lies past Sq (TMA reads it as zeros, nothing is
+  // stored) so that both CTAs visit the same key tiles and load their halves of each.
+  const int rank = Cluster > 1 ? cluster::cta_rank() : 0;
   const int m_blocks = (p.seq_q + kBlockM - 1) / kBlockM;
-  const int n_work = m_blocks * p.heads_q * p.batch;
+  const int m_units = (m_blocks + Cluster - 1) / Cluster;
+  const int n_work = m_units * p.heads_q * p.batch;
+  const auto item_of = [&](int w) {
+    WorkItem wi = work_item(w, m_units, p.heads_q, p.batch, p.section_heads);
+    wi.m_block = wi.m_block * Cluster + rank;
+    return wi;
+  };
   // Persistent: each CTA's producer takes the next item of the ordered list from a global counter
   // (dynamic: a CTA that drew light causal blocks takes more of them) and runs ahead into it (its Q
   // and first K/V tiles) while the consumers finish the last one's epilogue. The launch leaves the
   // counters at zero (the last CTA to stop drawing resets them), so each launch, a CUDA graph's
-  // replays included, starts from an empty count.
+  // replays included, starts from an empty count. A cluster's CTAs must take the same items: they
+  // walk the list with a static stride instead (full masks only, whose items all cost the same).
   const auto key_tiles_of = [&](const WorkItem& wi) {
     return ffpa::key_tiles(p, wi.m_block * kBlockM, kBlockM, BN);
   };
@@ -200,12 +222,19 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     for (int s = 0; s < Stages; ++s) {
       tma::mbar_init(k_full(s), 1);
       tma::mbar_init(v_full(s), 1);
-      tma::mbar_init(k_empty(s), kConsumerWarps);
-      tma::mbar_init(v_empty(s), kConsumerWarps);
+      // Every consumer warp of the cluster frees a slot: the CTAs write into each other's.
+      tma::mbar_init(k_empty(s), kConsumerWarps * Cluster);
+      tma::mbar_init(v_empty(s), kConsumerWarps * Cluster);
     }
     tma::fence_mbar_init();
   }
-  __syncthreads();
+  // Before any CTA of the cluster multicasts onto the others' barriers, all are initialised.
+  if constexpr (Cluster > 1) {
+    cluster::arrive();
+    cluster::wait();
+  } else {
+    __syncthreads();
+  }
 
   if (tid < 128) {
     // ---- producer
@@ -216,11 +245,18 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       tma::prefetch_map(&p.v_map);
       int stage = 0;
       std::uint32_t free_parity = 1, q_free_parity = 1;  // fresh buffers count as released
+      int next_static = static_cast<int>(blockIdx.x) / Cluster;
 #pragma unroll 1
       while (true) {
-        const unsigned drawn = atomicAdd(&p.work_counter[0], 1u);
-        const int w = drawn < static_cast<unsigned>(n_work) ? static_cast<int>(drawn) : n_work;
-        if (w == n_work) {
+        int w = n_work;
+        if constexpr (Cluster > 1) {
+          w = next_static < n_work ? next_static : n_work;
+          next_static += static_cast<int>(gridDim.x) / Cluster;
+        } else {
+          const unsigned drawn = atomicAdd(&p.work_counter[0], 1u);
+          w = drawn < static_cast<unsigned>(n_work) ? static_cast<int>(drawn) : n_work;
+        }
+        if (Cluster == 1 && w == n_work) {
           // This CTA's last draw. Once every CTA has made its own, nobody draws again: the last one
           // to get here zeroes both counters for the next launch.
           __threadfence();
@@ -229,7 +265,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
             atomicExch(&p.work_counter[1], 0u);
           }
         }
-        const WorkItem wi = work_item(w < n_work ? w : 0, m_blocks, p.heads_q, p.batch, p.section_heads);
+        const WorkItem wi = item_of(w < n_work ? w : 0);
         const ffpa::KeyTiles keys = key_tiles_of(wi);
         const int n_tiles = w < n_work ? keys.n_hi - keys.n_lo : 0;
         tma::mbar_wait(q_empty, q_free_parity);
@@ -246,16 +282,24 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         for (int c = 0; c < kChunks; ++c)
           tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk,
                             wi.h, wi.m_block * kBlockM, wi.b);
-        // One K or V tile into its ring slot, once the consumers have released the slot.
+        // One K or V tile into its ring slot, once the consumers (of every CTA in the cluster) have
+        // released the slot. In a cluster each CTA loads its BN / Cluster keys of the tile into all
+        // of them (the tensor maps' boxes are that tall); each CTA's full barrier counts the whole tile.
         const auto load_kv = [&](const CUtensorMap* map, std::uint32_t ring, std::uint32_t full,
                                  std::uint32_t empty, int key0) {
           const std::uint32_t dst = ring + static_cast<std::uint32_t>(stage * kSlotBytes);
           tma::mbar_wait(empty, free_parity);
           tma::mbar_arrive_expect_tx(full, kSlotBytes);
 #pragma unroll
-          for (int c = 0; c < kChunks; ++c)
-            tma::load_tile_4d(dst + static_cast<std::uint32_t>(c * kKvChunkBytes), map, full, c * kChunk, hkv,
-                              key0, wi.b);
+          for (int c = 0; c < kChunks; ++c) {
+            const std::uint32_t box = dst + static_cast<std::uint32_t>(c * kKvChunkBytes);
+            if constexpr (Cluster == 1)
+              tma::load_tile_4d(box, map, full, c * kChunk, hkv, key0, wi.b);
+            else
+              tma::load_tile_4d_multicast(box + static_cast<std::uint32_t>(rank * kKvChunkBytes / Cluster), map,
+                                          full, c * kChunk, hkv, key0 + rank * (BN / Cluster), wi.b,
+                                          static_cast<std::uint16_t>((1u << Cluster) - 1u));
+          }
         };
 #pragma unroll 1
         for (int it = 0; it < n_tiles; ++it) {
@@ -268,6 +312,11 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
           }
         }
       }
+    }
+    if constexpr (Cluster > 1) {  // stay until no CTA of the cluster can write here or arrive
+      __syncwarp();
+      cluster::arrive();
+      cluster::wait();
     }
     return;
   }
@@ -288,14 +337,26 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     __syncwarp();
     if (lane == 0) tma::mbar_arrive(bar);
   };
+  // A K or V slot: in a cluster the other CTA's producer writes into it too, so both hear of it.
+  const std::uint32_t peer_bars = Cluster > 1 ? cluster::map_shared(bars, rank ^ 1) : 0u;
+  const auto release_kv = [&](std::uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) tma::mbar_arrive(bar);
+    if (Cluster > 1 && lane == 1) cluster::mbar_arrive_remote(peer_bars + (bar - bars));
+  };
   // The ring position of the next K/V tile, and the parity of the next Q: they run on across items
   // exactly as the producer's do.
   int stage = 0;
   std::uint32_t parity = 0, q_parity = 0;
   // Turns pay at every head dim (5-8% over issuing whenever ready, D 64 and 256 measured: PERF.md).
-  const auto my_turn_begins = [&]() { tma::named_sync(my_turn, kPairThreads); };
-  const auto my_turn_ends = [&]() { tma::named_arrive(next_turn, kPairThreads); };
-  if (cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
+  constexpr bool kTurns = D != 256 || ATTN_FA3_TURNS_D256;
+  const auto my_turn_begins = [&]() {
+    if (kTurns) tma::named_sync(my_turn, kPairThreads);
+  };
+  const auto my_turn_ends = [&]() {
+    if (kTurns) tma::named_arrive(next_turn, kPairThreads);
+  };
+  if (kTurns && cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
 
 #pragma unroll 1
   while (true) {
@@ -303,7 +364,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     q_parity ^= 1u;
     const int w = work_slot;
     if (w >= n_work) break;
-    const WorkItem wi = work_item(w, m_blocks, p.heads_q, p.batch, p.section_heads);
+    const WorkItem wi = item_of(w);
     const ffpa::KeyTiles keys = key_tiles_of(wi);
     const int n_tiles = keys.n_hi - keys.n_lo;
     if (n_tiles <= 0) release(q_empty);  // read the item; no Q K^T will follow
@@ -364,6 +425,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 
       // ---- the first tile: Q K^T alone.
       std::uint32_t pa[BN / 16][4];
+      float alpha[2];  // the last softmax's rescale, O's before the next P V (0 after the first: O is 0)
       {
         const int key0 = (keys.n_hi - 1) * BN;
         float s[BN / 2];
@@ -379,9 +441,8 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         my_turn_ends();
         wgmma::wait<0>();
         wgmma::fence_operands(s);
-        release(k_empty(stage));
+        release_kv(k_empty(stage));
         if (n_tiles == 1) release(q_empty);  // the item's last Q K^T
-        float alpha[2];
         online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
         pack_p<T, BN>(s, pa);
       }
@@ -404,6 +465,12 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::fence();
         issue_qk(s, stage);
         wgmma::commit();
+        // O takes the tile before's rescale while Q K^T runs, not after the softmax: the turn's
+        // critical path loses D / 2 multiplies a thread (+2-4% at D 128 and 256, PERF.md).
+#pragma unroll
+        for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
+        fence_o_and_p(pa);
+        wgmma::fence();
         issue_pv(pa, prev);
         wgmma::commit();
         wgmma::fence_operands(s);
@@ -411,15 +478,12 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         my_turn_ends();
         wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
         wgmma::fence_operands(s);
-        release(k_empty(stage));
+        release_kv(k_empty(stage));
         if (it == n_tiles - 1) release(q_empty);  // Q is free for the next item's load
-        float alpha[2];
         online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
         wgmma::wait<0>();
         fence_o_and_p(pa);
-        release(v_empty(prev));
-#pragma unroll
-        for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
+        release_kv(v_empty(prev));
         // P is packed only now: P V of the tile before read the old P until the wait (packing into
         // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
         pack_p<T, BN>(s, pa);
@@ -431,6 +495,8 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       // ---- the last tile's P V.
       tma::mbar_wait(v_full(prev), prev_parity);
       my_turn_begins();
+#pragma unroll
+      for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
       fence_o_and_p(pa);
       wgmma::fence();
       issue_pv(pa, prev);
@@ -439,11 +505,11 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       my_turn_ends();
       wgmma::wait<0>();
       fence_o_and_p(pa);
-      release(v_empty(prev));
+      release_kv(v_empty(prev));
     }
 
     // ---- epilogue: the full row sums, O / l, LSE.
-    const WorkItem we = work_item(w, m_blocks, p.heads_q, p.batch, p.section_heads);
+    const WorkItem we = item_of(w);
     T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, we.b, we.h, D);
     float l[2];
 #pragma unroll
@@ -470,7 +536,11 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     }
   }
   // The last warpgroup arrived once more than warpgroup 0 synced (its first arrival let 0 start).
-  if (cw == 0) tma::named_sync(1, kPairThreads);
+  if (kTurns && cw == 0) tma::named_sync(1, kPairThreads);
+  if constexpr (Cluster > 1) {
+    cluster::arrive();
+    cluster::wait();
+  }
 #else
   // Built for a target without wgmma and TMA: fail loudly rather than leave O unwritten.
   __trap();

@@ -5,8 +5,12 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/common/cuda_check.hpp"
@@ -16,48 +20,66 @@
 
 namespace attn::fa3 {
 
-template <typename T, int D, int BN, int Stages, int WGs>
+template <typename T, int D, int BN, int Stages, int WGs, int Cluster>
 void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
-  constexpr Tile kTile{BN, Stages, WGs};
+  constexpr Tile kTile{BN, Stages, WGs, Cluster};
   constexpr int kSmem = smem_bytes(D, kTile);
-  const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs>;
-  // Once per kernel (prepare() checked the GPU allows it).
-  static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  ATTN_CUDA_CHECK(attr_status);
+  const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs, Cluster>;
+  cudaLaunchConfig_t config{};
+  config.blockDim = dim3(threads_of(kTile));
+  config.dynamicSmemBytes = kSmem;
+  config.stream = stream;
+  cudaLaunchAttribute cluster_dims{};
+  cluster_dims.id = cudaLaunchAttributeClusterDimension;
+  cluster_dims.val.clusterDim.x = Cluster;
+  cluster_dims.val.clusterDim.y = 1;
+  cluster_dims.val.clusterDim.z = 1;
+  config.attrs = &cluster_dims;
+  config.numAttrs = 1;
+  // Once per kernel (prepare() checked the GPU allows the shared memory): the attribute, and how many
+  // clusters fit at once. A GPC with an odd number of free SMs leaves one idle, so a persistent grid
+  // of clusters is sized by the occupancy query, not the SM count: a cluster that had to wait for a
+  // second wave would run its whole static share of the list after the others finished.
+  static const int resident_clusters = [&] {
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    if constexpr (Cluster == 1) return 0;
+    int n = 0;
+    config.gridDim = dim3(Cluster);
+    ATTN_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &config));
+    if (n < 1) throw KernelError("fa3.wgmma: no cluster of " + std::to_string(Cluster) + " CTAs fits this GPU");
+    return n;
+  }();
   const int m_blocks = (p.seq_q + rows_of(kTile) - 1) / rows_of(kTile);
-  const int work = m_blocks * p.heads_q * p.batch;  // why_not keeps it inside int
-  const int ctas = p.max_ctas > 0 && p.max_ctas < work ? p.max_ctas : work;
-  kernel<<<static_cast<unsigned>(ctas), threads_of(kTile), kSmem, stream>>>(p);
+  const int work = (m_blocks + Cluster - 1) / Cluster * p.heads_q * p.batch;  // why_not keeps it inside int
+  int clusters = work;
+  if (p.max_ctas > 0) clusters = std::min(work, Cluster == 1 ? p.max_ctas : resident_clusters);
+  config.gridDim = dim3(static_cast<unsigned>(clusters * Cluster));
+  ATTN_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
   ATTN_CUDA_CHECK_LAUNCH("fa3.wgmma fa3_forward_kernel");
+}
+
+// The compiled tiles of a head dim, tried in order against the requested one.
+template <typename T, int D, const auto& kTiles, std::size_t... I>
+bool launch_compiled(const Fa3Params& p, const Tile& tile, cudaStream_t stream, std::index_sequence<I...>) {
+  return ((tile == kTiles[I] &&
+           (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs, kTiles[I].cluster>(p, stream), true)) ||
+          ...);
 }
 
 template <DType kType, int kD>
 void run_fa3(const Fa3Params& p, const Tile& tile, void* stream) {
   using T = std::conditional_t<kType == DType::fp16, __half, __nv_bfloat16>;
   static_assert(kType == DType::fp16 || kType == DType::bf16, "fa3.wgmma takes fp16 and bf16");
+  static_assert(kD == 64 || kD == 128 || kD == 256, "fa3.wgmma is compiled for D = 64, 128, 256");
   const auto st = static_cast<cudaStream_t>(stream);
-  if constexpr (kD == 64) {
-    if (tile == kTiles64[0])
-      return launch_fa3<T, 64, kTiles64[0].bn, kTiles64[0].stages, kTiles64[0].wgs>(p, st);
-    if (tile == kTiles64[1])
-      return launch_fa3<T, 64, kTiles64[1].bn, kTiles64[1].stages, kTiles64[1].wgs>(p, st);
-  } else if constexpr (kD == 128) {
-    if (tile == kTiles128[0])
-      return launch_fa3<T, 128, kTiles128[0].bn, kTiles128[0].stages, kTiles128[0].wgs>(p, st);
-    if (tile == kTiles128[1])
-      return launch_fa3<T, 128, kTiles128[1].bn, kTiles128[1].stages, kTiles128[1].wgs>(p, st);
-  } else {
-    static_assert(kD == 256, "fa3.wgmma is compiled for D = 64, 128, 256");
-    if (tile == kTiles256[0])
-      return launch_fa3<T, 256, kTiles256[0].bn, kTiles256[0].stages, kTiles256[0].wgs>(p, st);
-    if (tile == kTiles256[1])
-      return launch_fa3<T, 256, kTiles256[1].bn, kTiles256[1].stages, kTiles256[1].wgs>(p, st);
-  }
+  constexpr const auto& kTiles = tiles_of<kD>();
+  if (launch_compiled<T, kD, kTiles>(p, tile, st, std::make_index_sequence<std::size(kTiles)>{})) return;
   std::string why = "fa3.wgmma: bn ";
   why += std::to_string(tile.bn);
   why += ", warpgroups ";
   why += std::to_string(tile.wgs);
+  why += ", cluster ";
+  why += std::to_string(tile.cluster);
   why += " is not compiled for D=";
   why += std::to_string(kD);
   throw KernelError(why);

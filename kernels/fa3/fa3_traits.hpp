@@ -18,12 +18,13 @@ inline constexpr int kHeadDims[] = {64, 128, 256};
 constexpr bool is_supported_head_dim(int d) { return d == 64 || d == 128 || d == 256; }
 
 struct Tile {
-  int bn = 128;    // keys a tile
-  int stages = 2;  // K/V ring slots
-  int wgs = 2;     // consumer warpgroups (64 query rows each)
+  int bn = 128;     // keys a tile
+  int stages = 2;   // K/V ring slots
+  int wgs = 2;      // consumer warpgroups (64 query rows each)
+  int cluster = 1;  // CTAs a cluster: 2 = adjacent row blocks sharing each K/V tile by TMA multicast
 };
 constexpr bool operator==(const Tile& a, const Tile& b) {
-  return a.bn == b.bn && a.stages == b.stages && a.wgs == b.wgs;
+  return a.bn == b.bn && a.stages == b.stages && a.wgs == b.wgs && a.cluster == b.cluster;
 }
 
 constexpr int rows_of(const Tile& t) { return 64 * t.wgs; }
@@ -34,10 +35,21 @@ constexpr int threads_of(const Tile& t) { return 128 * (1 + t.wgs); }
 constexpr int producer_regs(const Tile& t) { return t.wgs == 2 ? 40 : 32; }
 constexpr int consumer_regs(const Tile& t) { return t.wgs == 2 ? 232 : 160; }
 
-// The compiled tiles per head dim; the knobs bn and warpgroups pick one (0 = the default below).
-inline constexpr Tile kTiles64[] = {{128, 3, 3}, {128, 3, 2}};
-inline constexpr Tile kTiles128[] = {{176, 2, 2}, {128, 2, 2}};
-inline constexpr Tile kTiles256[] = {{80, 2, 2}, {64, 2, 2}};
+// The compiled tiles per head dim; the knobs bn, warpgroups and cluster pick one (0 = the default
+// below). A cluster of 2 takes a full mask only (both row blocks must visit the same key tiles).
+inline constexpr Tile kTiles64[] = {{128, 3, 3, 1}, {128, 3, 3, 2}, {128, 3, 2, 1}};
+inline constexpr Tile kTiles128[] = {{176, 2, 2, 2}, {176, 2, 2, 1}, {128, 2, 2, 1}};
+inline constexpr Tile kTiles256[] = {{80, 2, 2, 2}, {80, 2, 2, 1}, {64, 2, 2, 1}};
+
+template <int D>
+constexpr const auto& tiles_of() {
+  if constexpr (D == 64)
+    return kTiles64;
+  else if constexpr (D == 128)
+    return kTiles128;
+  else
+    return kTiles256;
+}
 
 // Why the defaults (measured on the H100, docs/PERF.md "fa3.wgmma"):
 //   D=64: 192 rows (three consumer warpgroups), bn 128, 3 stages: at D=64 the exponentials cost as
@@ -47,10 +59,13 @@ inline constexpr Tile kTiles256[] = {{80, 2, 2}, {64, 2, 2}};
 //         cost of the row reductions and the barrier hand-offs; a band's diagonal tiles waste less at
 //         128. O 64 + S 88 + P 44 registers of 232.
 //   D=256: bn 80, 2 stages: O alone is 128 registers; Q 64 KiB + 4 slots of 40 KiB = 224 KiB.
+//   D=128 and 256 without a band: clusters of 2, each CTA loading half of every K/V tile for both.
+//         Without it fa3.wgmma read twice cuDNN's bytes from L2 (8.3 GB against 3.5 GB at D=256
+//         S=8192) and ran at a lower clock under the power cap at the same tensor use per cycle.
 constexpr Tile default_tile(int d, bool band) {
   if (d == 64) return kTiles64[0];
-  if (d == 128) return band ? kTiles128[1] : kTiles128[0];
-  return kTiles256[0];
+  if (d == 128) return band ? kTiles128[2] : kTiles128[0];
+  return band ? kTiles256[1] : kTiles256[0];
 }
 
 constexpr int q_bytes(int d, const Tile& t) { return rows_of(t) * d * 2; }

@@ -1,8 +1,9 @@
 // fa3.wgmma: the registry entry of the FlashAttention-3 class Hopper forward (kernels/fa3/, sm_90a):
 // TMA loads into an mbarrier-guarded K/V ring fed by a producer warpgroup, two or three consumer
 // warpgroups taking turns to issue their wgmmas, Q K^T of tile j overlapped with the softmax and P V
-// of tile j - 1, persistent CTAs drawing a heaviest-first work list. Knobs bn and warpgroups pick a
-// compiled tile (fa3_traits.hpp says why the defaults); cta_per_item and section_heads change the work
+// of tile j - 1, persistent CTAs drawing a heaviest-first work list, K/V tiles multicast to clusters of
+// two CTAs for full masks. Knobs bn, warpgroups and cluster pick a compiled tile (fa3_traits.hpp says
+// why the defaults); cta_per_item and section_heads change the work
 // order (fa3_work_order.hpp). fp16 and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk,
 // any S.
 #include <cuda_runtime.h>
@@ -44,13 +45,26 @@ bool has_band(const Problem& p) { return p.causal || p.window.active(); }
 
 // The tile the knobs ask for: a zero knob takes the default's value.
 Tile requested_tile(const Problem& p, const Knobs& k) {
-  Tile t = fa3::default_tile(static_cast<int>(p.head_dim), has_band(p));
+  const Tile def = fa3::default_tile(static_cast<int>(p.head_dim), has_band(p));
+  Tile t = def;
   if (const int bn = knob_value(k, "bn")) t.bn = bn;
   if (const int wgs = knob_value(k, "warpgroups")) t.wgs = wgs;
+  if (const int cluster = knob_value(k, "cluster"))
+    t.cluster = cluster;
+  else if (t.bn != def.bn || t.wgs != def.wgs)  // the default's cluster goes with the default's tile only
+    t.cluster = 1;
   for (const Tile& c : compiled_tiles(static_cast<int>(p.head_dim)))
-    if (c.bn == t.bn && c.wgs == t.wgs) return c;  // the compiled stage count
+    if (c.bn == t.bn && c.wgs == t.wgs && c.cluster == t.cluster) return c;  // the compiled stage count
   t.stages = 0;
   return t;
+}
+
+std::string cluster_why_not(const Problem& p, const Knobs& k) {
+  const int cluster = knob_value(k, "cluster");
+  if (cluster < 2 || !has_band(p)) return {};
+  return "knob cluster = " + std::to_string(cluster) + ": " + kId +
+         " clusters adjacent row blocks that share every K/V tile, which needs a full mask; this problem has " +
+         (p.causal ? "a causal mask" : "a window") + " (use cluster = 0 or 1)";
 }
 
 std::string tile_why_not(const Problem& p, const Knobs& k) {
@@ -60,14 +74,18 @@ std::string tile_why_not(const Problem& p, const Knobs& k) {
   why += std::to_string(t.bn);
   why += ", warpgroups = ";
   why += std::to_string(t.wgs);
+  why += ", cluster = ";
+  why += std::to_string(t.cluster);
   why += ": fa3.wgmma at D=";
   why += std::to_string(p.head_dim);
-  why += " is compiled for (bn, warpgroups) in";
+  why += " is compiled for (bn, warpgroups, cluster) in";
   for (const Tile& c : compiled_tiles(static_cast<int>(p.head_dim))) {
     why += " (";
     why += std::to_string(c.bn);
     why += ", ";
     why += std::to_string(c.wgs);
+    why += ", ";
+    why += std::to_string(c.cluster);
     why += ')';
   }
   why += " (0 = the default)";
@@ -84,7 +102,7 @@ std::string fa3_why_not(const Problem& p, const Knobs& knobs) {
   if (!fa3::is_supported_head_dim(static_cast<int>(p.head_dim)))
     return "head_dim = " + std::to_string(p.head_dim) + ": " + kId + " is compiled for 64, 128 and 256";
   if (std::string why = first_reason(
-          {grid_shape_why_not(p, kId), tile_why_not(p, knobs),
+          {grid_shape_why_not(p, kId), cluster_why_not(p, knobs), tile_why_not(p, knobs),
            knob_choice_why_not(knobs, "cta_per_item", {0, 1}, kId,
                                "takes 0 (one CTA an SM drawing work items) or 1 (one CTA a work item)"),
            knob_choice_why_not(knobs, "section_heads", {0, 1, 2, 4, 8, 16, 32, 64}, kId,
@@ -129,10 +147,12 @@ class Fa3Kernel final : public PreparedKernel {
       fa3::encode_bshd_map(
           m_params.q_map, a.q, pr.dtype,
           fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)));
+      // In a cluster each CTA loads its share of a K/V tile's keys.
+      const int kv_rows = m_tile.bn / m_tile.cluster;
       fa3::encode_bshd_map(m_params.k_map, a.k, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, m_tile.bn));
+                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
       fa3::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, m_tile.bn));
+                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
       m_q = a.q;
       m_k = a.k;
       m_v = a.v;
@@ -207,6 +227,13 @@ KernelSpec make_fa3_wgmma_spec() {
        {0, 2, 3},
        0,
        "consumer warpgroups of 64 query rows (0 = default: 3 at D=64, else 2); 3 is compiled for D=64"},
+      {"cluster",
+       {0, 1, 2},
+       0,
+       "CTAs a thread-block cluster (0 = default: 2 at D=128 and 256 without a mask band, else 1); 2 = two "
+       "adjacent row blocks of a head, each CTA loading half of every K/V tile into both by TMA multicast "
+       "(full masks only; static work order); compiled for D=64 bn 128 with 3 warpgroups, D=128 bn 176 and "
+       "D=256 bn 80"},
       {"cta_per_item",
        {0, 1},
        0,

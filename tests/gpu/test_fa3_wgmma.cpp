@@ -65,13 +65,25 @@ std::vector<Fa3Case> all_cases() {
         knob_tag += std::to_string(tile.bn);
         knob_tag += "_wg";
         knob_tag += std::to_string(tile.wgs);
-        const attn::Knobs knobs = {{"bn", tile.bn}, {"warpgroups", tile.wgs}};
-        out.push_back(
-            {tag + "s1000_mqa_causal" + knob_tag, make_problem(1, 5, 1, 1000, 1000, d, t, true), knobs});
-        out.push_back(
-            {tag + "sq333_sk4097_full_gqa" + knob_tag, make_problem(2, 6, 2, 333, 4097, d, t), knobs});
-        out.push_back({tag + "sq4097_sk333_win128_128" + knob_tag,
-                       make_problem(1, 3, 3, 4097, 333, d, t, false, {128, 128}), knobs});
+        knob_tag += "_cl";
+        knob_tag += std::to_string(tile.cluster);
+        const attn::Knobs knobs = {{"bn", tile.bn}, {"warpgroups", tile.wgs}, {"cluster", tile.cluster}};
+        const auto add_tiled = [&](const std::string& n, const Problem& p) {
+          out.push_back({tag + n + knob_tag, p, knobs});
+        };
+        add_tiled("sq333_sk4097_full_gqa", make_problem(2, 6, 2, 333, 4097, d, t));
+        if (tile.cluster == 1) {
+          add_tiled("s1000_mqa_causal", make_problem(1, 5, 1, 1000, 1000, d, t, true));
+          add_tiled("sq4097_sk333_win128_128", make_problem(1, 3, 3, 4097, 333, d, t, false, {128, 128}));
+          continue;
+        }
+        // A cluster's pair of row blocks: an odd count leaves the last pair's second block past Sq; one
+        // row block (S 1, 17); many pairs a cluster walks with its static stride; key tails of K/V
+        // halves that lie wholly past Sk (Sk 40: the second CTA's half of the only tile).
+        add_tiled("s1_full", make_problem(1, 3, 3, 1, 1, d, t));
+        add_tiled("sq17_sk40_full", make_problem(3, 1, 1, 17, 40, d, t));
+        add_tiled("sq4097_sk333_full_mqa", make_problem(1, 5, 1, 4097, 333, d, t));
+        add_tiled("b3_s2048_full_gqa", make_problem(3, 24, 6, 2048, 2048, d, t));
       }
     }
   return out;
@@ -136,6 +148,35 @@ TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
   (void)cudaGraphDestroy(graph);
 }
 
+// The clustered kernel (a full mask at D=128) walks a static list: repeated launches give the same O
+// bit for bit, and every row of an odd count of row blocks (25: the last pair half past Sq) is written.
+TEST(Fa3WgmmaRepeat, ClusteredLaunchesRepeatBitForBit) {
+  ATTN_SKIP_WITHOUT_GPU();
+  std::string why_skip;
+  const attn::KernelSpec* spec = fa3_spec(why_skip);
+  if (spec == nullptr) GTEST_SKIP() << why_skip;
+  const Problem p = make_problem(2, 16, 4, 3100, 3100, 128, DType::fp16);
+  ASSERT_EQ(f3::default_tile(128, false).cluster, 2);
+  const Inputs in = make_inputs(p, 12u);
+  std::unique_ptr<attn::PreparedKernel> kernel = spec->prepare(p, {});
+  TestStream stream;
+  ASSERT_NE(stream.get(), nullptr);
+  const attn::DeviceBuffer dq = attn::upload(in.q.values, p.dtype, stream.get());
+  const attn::DeviceBuffer dk = attn::upload(in.k.values, p.dtype, stream.get());
+  const attn::DeviceBuffer dv = attn::upload(in.v.values, p.dtype, stream.get());
+  const attn::CaseBuffers b = attn::allocate_case_buffers(p, *kernel);
+  const attn::AttentionArgs args = attn::make_args(p, dq.get(), dk.get(), dv.get(), b, stream.get());
+  const auto n = static_cast<std::size_t>(p.o_elems());
+  attn::run_once(*kernel, args, b);
+  const std::vector<float> first = attn::download(b.o, p.dtype, n, stream.get());
+  ASSERT_TRUE(std::all_of(first.begin(), first.end(), [](float x) { return std::isfinite(x); }));
+  for (int launch = 0; launch < 3; ++launch) {
+    attn::poison(b, stream.get());
+    attn::run_once(*kernel, args, b);
+    EXPECT_EQ(attn::download(b.o, p.dtype, n, stream.get()), first) << "launch " << launch + 2;
+  }
+}
+
 // Host-only from here.
 
 TEST(Fa3WgmmaSpec, RefusesWhatItDoesNotCompileNamingTheField) {
@@ -183,6 +224,14 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
     }
   EXPECT_EQ(f3::default_tile(128, false).bn, 176);
   EXPECT_EQ(f3::default_tile(128, true).bn, 128);
+  // Clusters for full masks at D=128 and 256 only, in halves of whole 8-row swizzle atoms.
+  EXPECT_EQ(f3::default_tile(128, false).cluster, 2);
+  EXPECT_EQ(f3::default_tile(256, false).cluster, 2);
+  EXPECT_EQ(f3::default_tile(64, false).cluster, 1);
+  for (int d : f3::kHeadDims) {
+    EXPECT_EQ(f3::default_tile(d, true).cluster, 1) << "D=" << d;
+    for (const f3::Tile& t : tiles_of(d)) EXPECT_EQ(t.bn / t.cluster % 8, 0) << "D=" << d << " bn " << t.bn;
+  }
 }
 
 TEST(Fa3WgmmaSpec, WorkSectionsKeepTheirKeysAndValuesWithinL2) {
@@ -237,10 +286,23 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   EXPECT_EQ(spec->why_not(p, {{"bn", 128}}), "");
   EXPECT_EQ(spec->why_not(p, {{"bn", 176}, {"warpgroups", 2}}), "");
   const std::string why = spec->why_not(p, {{"bn", 80}});
-  EXPECT_NE(why.find("knobs bn = 80, warpgroups = 2"), std::string::npos) << why;
-  EXPECT_NE(why.find("(176, 2) (128, 2)"), std::string::npos) << why;
+  EXPECT_NE(why.find("knobs bn = 80, warpgroups = 2, cluster = 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("(176, 2, 2) (176, 2, 1) (128, 2, 1)"), std::string::npos) << why;
   EXPECT_NE(spec->why_not(p, {{"warpgroups", 3}}).find("warpgroups = 3"), std::string::npos);
   EXPECT_EQ(spec->why_not(make_problem(1, 2, 2, 512, 512, 64, DType::bf16), {{"warpgroups", 3}}), "");
+  // Clusters: on request for a full mask, refused with a band (naming the knob and the mask), and not
+  // compiled for every tile.
+  EXPECT_EQ(spec->why_not(p, {{"cluster", 2}}), "");
+  EXPECT_EQ(spec->why_not(p, {{"cluster", 1}}), "");
+  const std::string banded = spec->why_not(make_problem(1, 2, 2, 512, 512, 256, DType::fp16, true), {{"cluster", 2}});
+  EXPECT_NE(banded.find("knob cluster = 2"), std::string::npos) << banded;
+  EXPECT_NE(banded.find("causal mask"), std::string::npos) << banded;
+  const std::string windowed =
+      spec->why_not(make_problem(1, 2, 2, 512, 512, 128, DType::fp16, false, {64, 0}), {{"cluster", 2}});
+  EXPECT_NE(windowed.find("a window"), std::string::npos) << windowed;
+  const std::string uncompiled = spec->why_not(p, {{"bn", 128}, {"cluster", 2}});
+  EXPECT_NE(uncompiled.find("bn = 128, warpgroups = 2, cluster = 2"), std::string::npos) << uncompiled;
+  EXPECT_NE(spec->why_not(p, {{"cluster", 3}}).find("cluster"), std::string::npos);
 }
 
 TEST(Fa3WgmmaSpec, TmaBoxesAreOneHeadsRowsBy64Columns) {
