@@ -39,9 +39,6 @@
 #include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
 
-#ifndef ATTN_FA3_TURNS_D256
-#define ATTN_FA3_TURNS_D256 1
-#endif
 
 namespace attn::fa3 {
 
@@ -348,13 +345,15 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   // exactly as the producer's do.
   int stage = 0;
   std::uint32_t parity = 0, q_parity = 0;
-  // Turns pay at every head dim (5-8% over issuing whenever ready, D 64 and 256 measured: PERF.md).
-  constexpr bool kTurns = D != 256 || ATTN_FA3_TURNS_D256;
+  // Turns pay at D 64 and 128 (5-8% over issuing whenever ready at D 64); at D 256, since O's rescale
+  // moved under Q K^T, issuing whenever ready is level to +6% (causal S 8192): no turns there, as in
+  // FlashAttention-3 (docs/PERF.md).
+  constexpr bool kTurns = D != 256;
   const auto my_turn_begins = [&]() {
-    if (kTurns) tma::named_sync(my_turn, kPairThreads);
+    if constexpr (kTurns) tma::named_sync(my_turn, kPairThreads);
   };
   const auto my_turn_ends = [&]() {
-    if (kTurns) tma::named_arrive(next_turn, kPairThreads);
+    if constexpr (kTurns) tma::named_arrive(next_turn, kPairThreads);
   };
   if (kTurns && cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
 

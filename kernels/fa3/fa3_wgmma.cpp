@@ -232,8 +232,7 @@ KernelSpec make_fa3_wgmma_spec() {
        0,
        "CTAs a thread-block cluster (0 = default: 2 at D=128 and 256 without a mask band, else 1); 2 = two "
        "adjacent row blocks of a head, each CTA loading half of every K/V tile into both by TMA multicast "
-       "(full masks only; static work order); compiled for D=64 bn 128 with 3 warpgroups, D=128 bn 176 and "
-       "D=256 bn 80"},
+       "(full masks only; static work order); compiled for D=128 bn 176 and D=256 bn 80"},
       {"cta_per_item",
        {0, 1},
        0,
