@@ -51,10 +51,12 @@ __device__ __forceinline__ void load_tile_4d(std::uint32_t dst, const CUtensorMa
 // The same tile written at `dst`'s offset into the shared memory of every CTA of the cluster named in
 // `cta_mask`, completing the bytes on the mbarrier at `bar`'s offset in each of them: one L2 read
 // feeds them all.
-__device__ __forceinline__ void load_tile_4d_multicast(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar,
-                                                       int c0, int c1, int c2, int c3, std::uint16_t cta_mask) {
+__device__ __forceinline__ void load_tile_4d_multicast(std::uint32_t dst, const CUtensorMap* map,
+                                                       std::uint32_t bar, int c0, int c1, int c2, int c3,
+                                                       std::uint16_t cta_mask) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, "
       "{%3, %4, %5, %6}], [%2], %7;\n" ::"r"(dst),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "h"(cta_mask)
       : "memory");

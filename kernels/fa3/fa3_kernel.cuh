@@ -39,7 +39,6 @@
 #include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
 
-
 namespace attn::fa3 {
 
 using ::attn::ptx::exp2_approx;
@@ -293,8 +292,8 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
             if constexpr (Cluster == 1)
               tma::load_tile_4d(box, map, full, c * kChunk, hkv, key0, wi.b);
             else
-              tma::load_tile_4d_multicast(box + static_cast<std::uint32_t>(rank * kKvChunkBytes / Cluster), map,
-                                          full, c * kChunk, hkv, key0 + rank * (BN / Cluster), wi.b,
+              tma::load_tile_4d_multicast(box + static_cast<std::uint32_t>(rank * kKvChunkBytes / Cluster),
+                                          map, full, c * kChunk, hkv, key0 + rank * (BN / Cluster), wi.b,
                                           static_cast<std::uint16_t>((1u << Cluster) - 1u));
           }
         };

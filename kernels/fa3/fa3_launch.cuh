@@ -46,7 +46,8 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
     int n = 0;
     config.gridDim = dim3(Cluster);
     ATTN_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &config));
-    if (n < 1) throw KernelError("fa3.wgmma: no cluster of " + std::to_string(Cluster) + " CTAs fits this GPU");
+    if (n < 1)
+      throw KernelError("fa3.wgmma: no cluster of " + std::to_string(Cluster) + " CTAs fits this GPU");
     return n;
   }();
   const int m_blocks = (p.seq_q + rows_of(kTile) - 1) / rows_of(kTile);
@@ -62,7 +63,8 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
 template <typename T, int D, const auto& kTiles, std::size_t... I>
 bool launch_compiled(const Fa3Params& p, const Tile& tile, cudaStream_t stream, std::index_sequence<I...>) {
   return ((tile == kTiles[I] &&
-           (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs, kTiles[I].cluster>(p, stream), true)) ||
+           (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs, kTiles[I].cluster>(p, stream),
+            true)) ||
           ...);
 }
 

@@ -63,7 +63,8 @@ std::string cluster_why_not(const Problem& p, const Knobs& k) {
   const int cluster = knob_value(k, "cluster");
   if (cluster < 2 || !has_band(p)) return {};
   return "knob cluster = " + std::to_string(cluster) + ": " + kId +
-         " clusters adjacent row blocks that share every K/V tile, which needs a full mask; this problem has " +
+         " clusters adjacent row blocks that share every K/V tile, which needs a full mask; this problem "
+         "has " +
          (p.causal ? "a causal mask" : "a window") + " (use cluster = 0 or 1)";
 }
 

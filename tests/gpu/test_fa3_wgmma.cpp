@@ -294,7 +294,8 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   // compiled for every tile.
   EXPECT_EQ(spec->why_not(p, {{"cluster", 2}}), "");
   EXPECT_EQ(spec->why_not(p, {{"cluster", 1}}), "");
-  const std::string banded = spec->why_not(make_problem(1, 2, 2, 512, 512, 256, DType::fp16, true), {{"cluster", 2}});
+  const std::string banded =
+      spec->why_not(make_problem(1, 2, 2, 512, 512, 256, DType::fp16, true), {{"cluster", 2}});
   EXPECT_NE(banded.find("knob cluster = 2"), std::string::npos) << banded;
   EXPECT_NE(banded.find("causal mask"), std::string::npos) << banded;
   const std::string windowed =
