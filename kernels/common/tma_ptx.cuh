@@ -55,9 +55,8 @@ __device__ __forceinline__ void load_tile_4d_multicast(std::uint32_t dst, const 
                                                        std::uint32_t bar, int c0, int c1, int c2, int c3,
                                                        std::uint16_t cta_mask) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
-      "[%1, "
-      "{%3, %4, %5, %6}], [%2], %7;\n" ::"r"(dst),
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(dst),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "h"(cta_mask)
       : "memory");
 }
