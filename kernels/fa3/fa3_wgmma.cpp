@@ -3,9 +3,8 @@
 // warpgroups taking turns to issue their wgmmas, Q K^T of tile j overlapped with the softmax and P V
 // of tile j - 1, persistent CTAs drawing a heaviest-first work list, K/V tiles multicast to clusters of
 // two CTAs for full masks. Knobs bn, warpgroups and cluster pick a compiled tile (fa3_traits.hpp says
-// why the defaults); cta_per_item and section_heads change the work
-// order (fa3_work_order.hpp). fp16 and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk,
-// any S.
+// why the defaults); cta_per_item and section_heads change the work order (fa3_work_order.hpp). fp16
+// and bf16, D 64/128/256 (Dv = D), causal, windows, GQA/MQA, Sq != Sk, any S.
 #include <cuda_runtime.h>
 
 #include <algorithm>

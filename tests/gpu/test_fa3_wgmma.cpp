@@ -84,6 +84,11 @@ std::vector<Fa3Case> all_cases() {
         add_tiled("sq17_sk40_full", make_problem(3, 1, 1, 17, 40, d, t));
         add_tiled("sq4097_sk333_full_mqa", make_problem(1, 5, 1, 4097, 333, d, t));
         add_tiled("b3_s2048_full_gqa", make_problem(3, 24, 6, 2048, 2048, d, t));
+        // Not persistent: one cluster a work item, the hardware dispatching them.
+        attn::Knobs per_item = knobs;
+        per_item["cta_per_item"] = 1;
+        out.push_back({tag + "sq1000_sk777_full_mqa" + knob_tag + "_per_item",
+                       make_problem(2, 3, 1, 1000, 777, d, t), per_item});
       }
     }
   return out;
