@@ -110,17 +110,14 @@ std::string case_name(const ::testing::TestParamInfo<Fa3Case>& info) { return in
 
 INSTANTIATE_TEST_SUITE_P(Fa3, Fa3WgmmaTest, ::testing::ValuesIn(all_cases()), case_name);
 
-// The work counter is zero before and after every launch: repeated launches and the replays of a CUDA
-// graph holding two launches (the timer's --graphs protocol) all compute every item, bit for bit the
-// same O. A counter left behind by a launch would make later CTAs find the list empty and leave O's
-// poison in place.
-TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
-  ATTN_SKIP_WITHOUT_GPU();
+// Launches `p` with the default knobs once, then three more times and as three replays of a CUDA graph
+// holding two launches (the timer's --graphs protocol), O poisoned before each: every one must give the
+// first O bit for bit.
+void expect_repeats_bit_for_bit(const Problem& p, std::uint32_t seed) {
   std::string why_skip;
   const attn::KernelSpec* spec = fa3_spec(why_skip);
   if (spec == nullptr) GTEST_SKIP() << why_skip;
-  const Problem p = make_problem(2, 16, 4, 2048, 2048, 128, DType::fp16, true);  // 512 items, causal
-  const Inputs in = make_inputs(p, 11u);
+  const Inputs in = make_inputs(p, seed);
   std::unique_ptr<attn::PreparedKernel> kernel = spec->prepare(p, {});
   TestStream stream;
   ASSERT_NE(stream.get(), nullptr);
@@ -134,6 +131,7 @@ TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
   const std::vector<float> first = attn::download(b.o, p.dtype, n, stream.get());
   ASSERT_TRUE(std::all_of(first.begin(), first.end(), [](float x) { return std::isfinite(x); }));
   for (int launch = 0; launch < 3; ++launch) {
+    attn::poison(b, stream.get());
     attn::run_once(*kernel, args, b);
     EXPECT_EQ(attn::download(b.o, p.dtype, n, stream.get()), first) << "launch " << launch + 2;
   }
@@ -153,33 +151,19 @@ TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
   (void)cudaGraphDestroy(graph);
 }
 
-// The clustered kernel (a full mask at D=128) walks a static list: repeated launches give the same O
-// bit for bit, and every row of an odd count of row blocks (25: the last pair half past Sq) is written.
+// The work counter is zero before and after every launch: a counter left behind by a launch would
+// make later CTAs find the list empty and leave O's poison in place. B2 H16/4 S2048 causal: 512 items.
+TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
+  ATTN_SKIP_WITHOUT_GPU();
+  expect_repeats_bit_for_bit(make_problem(2, 16, 4, 2048, 2048, 128, DType::fp16, true), 11u);
+}
+
+// The clustered kernel (a full mask at D=128) walks a static list: every launch covers it all, every
+// row of an odd count of row blocks (25: the last pair's second block past Sq) written.
 TEST(Fa3WgmmaRepeat, ClusteredLaunchesRepeatBitForBit) {
   ATTN_SKIP_WITHOUT_GPU();
-  std::string why_skip;
-  const attn::KernelSpec* spec = fa3_spec(why_skip);
-  if (spec == nullptr) GTEST_SKIP() << why_skip;
-  const Problem p = make_problem(2, 16, 4, 3100, 3100, 128, DType::fp16);
   ASSERT_EQ(f3::default_tile(128, false).cluster, 2);
-  const Inputs in = make_inputs(p, 12u);
-  std::unique_ptr<attn::PreparedKernel> kernel = spec->prepare(p, {});
-  TestStream stream;
-  ASSERT_NE(stream.get(), nullptr);
-  const attn::DeviceBuffer dq = attn::upload(in.q.values, p.dtype, stream.get());
-  const attn::DeviceBuffer dk = attn::upload(in.k.values, p.dtype, stream.get());
-  const attn::DeviceBuffer dv = attn::upload(in.v.values, p.dtype, stream.get());
-  const attn::CaseBuffers b = attn::allocate_case_buffers(p, *kernel);
-  const attn::AttentionArgs args = attn::make_args(p, dq.get(), dk.get(), dv.get(), b, stream.get());
-  const auto n = static_cast<std::size_t>(p.o_elems());
-  attn::run_once(*kernel, args, b);
-  const std::vector<float> first = attn::download(b.o, p.dtype, n, stream.get());
-  ASSERT_TRUE(std::all_of(first.begin(), first.end(), [](float x) { return std::isfinite(x); }));
-  for (int launch = 0; launch < 3; ++launch) {
-    attn::poison(b, stream.get());
-    attn::run_once(*kernel, args, b);
-    EXPECT_EQ(attn::download(b.o, p.dtype, n, stream.get()), first) << "launch " << launch + 2;
-  }
+  expect_repeats_bit_for_bit(make_problem(2, 16, 4, 3100, 3100, 128, DType::fp16), 12u);
 }
 
 // Host-only from here.
