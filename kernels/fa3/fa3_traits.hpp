@@ -8,6 +8,7 @@
 // registers a thread), S (bn / 2) and P (bn / 4) in registers, which bounds bn by the registers a
 // consumer thread gets after setmaxnreg: 232 with two consumer warpgroups, 160 with three.
 #pragma once
+#include <span>
 
 namespace attn::fa3 {
 
@@ -49,6 +50,12 @@ constexpr const auto& tiles_of() {
     return kTiles128;
   else
     return kTiles256;
+}
+// The same list for a head dim known at run time (D 256 for any other: is_supported_head_dim first).
+constexpr std::span<const Tile> compiled_tiles(int d) {
+  if (d == 64) return tiles_of<64>();
+  if (d == 128) return tiles_of<128>();
+  return tiles_of<256>();
 }
 
 // Why the defaults (measured on the H100, docs/PERF.md "fa3.wgmma"):

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <span>
 #include <string>
 
 #include "kernels/api/kernel_spec.hpp"
@@ -34,12 +33,6 @@ constexpr const char* kId = "fa3.wgmma";
 
 using fa3::Tile;
 
-std::span<const Tile> compiled_tiles(int d) {
-  if (d == 64) return fa3::kTiles64;
-  if (d == 128) return fa3::kTiles128;
-  return fa3::kTiles256;
-}
-
 bool has_band(const Problem& p) { return p.causal || p.window.active(); }
 
 // The tile the knobs ask for: a zero knob takes the default's value.
@@ -52,7 +45,7 @@ Tile requested_tile(const Problem& p, const Knobs& k) {
     t.cluster = cluster;
   else if (t.bn != def.bn || t.wgs != def.wgs)  // the default's cluster goes with the default's tile only
     t.cluster = 1;
-  for (const Tile& c : compiled_tiles(static_cast<int>(p.head_dim)))
+  for (const Tile& c : fa3::compiled_tiles(static_cast<int>(p.head_dim)))
     if (c.bn == t.bn && c.wgs == t.wgs && c.cluster == t.cluster) return c;  // the compiled stage count
   t.stages = 0;
   return t;
@@ -79,7 +72,7 @@ std::string tile_why_not(const Problem& p, const Knobs& k) {
   why += ": fa3.wgmma at D=";
   why += std::to_string(p.head_dim);
   why += " is compiled for (bn, warpgroups, cluster) in";
-  for (const Tile& c : compiled_tiles(static_cast<int>(p.head_dim))) {
+  for (const Tile& c : fa3::compiled_tiles(static_cast<int>(p.head_dim))) {
     why += " (";
     why += std::to_string(c.bn);
     why += ", ";

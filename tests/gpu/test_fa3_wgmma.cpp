@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,12 +41,6 @@ struct Fa3Case {
   attn::Knobs knobs;
 };
 
-std::vector<f3::Tile> tiles_of(int d) {
-  if (d == 64) return {std::begin(f3::kTiles64), std::end(f3::kTiles64)};
-  if (d == 128) return {std::begin(f3::kTiles128), std::end(f3::kTiles128)};
-  return {std::begin(f3::kTiles256), std::end(f3::kTiles256)};
-}
-
 std::vector<Fa3Case> all_cases() {
   std::vector<Fa3Case> out;
   for (int d : f3::kHeadDims)
@@ -60,7 +53,7 @@ std::vector<Fa3Case> all_cases() {
       // Many more work items than SMs, over batches and KV sections: each persistent CTA runs ~10.
       add("b3_s2048_causal_gqa", make_problem(3, 24, 6, 2048, 2048, d, t, true));
       // Every compiled tile, not only the defaults: the band, tail and long-range paths.
-      for (const f3::Tile& tile : tiles_of(d)) {
+      for (const f3::Tile& tile : f3::compiled_tiles(d)) {
         std::string knob_tag = "_bn";
         knob_tag += std::to_string(tile.bn);
         knob_tag += "_wg";
@@ -194,7 +187,7 @@ TEST(Fa3WgmmaSpec, RefusesWhatItDoesNotCompileNamingTheField) {
 TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
   constexpr int kH100OptIn = 232448;  // 227 KiB a block
   for (int d : f3::kHeadDims)
-    for (const f3::Tile& t : tiles_of(d)) {
+    for (const f3::Tile& t : f3::compiled_tiles(d)) {
       const std::string what = "D=" + std::to_string(d) + " bn " + std::to_string(t.bn);
       EXPECT_LE(f3::smem_bytes(d, t), kH100OptIn) << what;
       EXPECT_GE(t.stages, 2) << what;
@@ -208,7 +201,7 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
     for (bool band : {false, true}) {
       const f3::Tile t = f3::default_tile(d, band);
       bool compiled = false;
-      for (const f3::Tile& c : tiles_of(d)) compiled = compiled || c == t;
+      for (const f3::Tile& c : f3::compiled_tiles(d)) compiled = compiled || c == t;
       EXPECT_TRUE(compiled) << "D=" << d << " band " << band;
     }
   EXPECT_EQ(f3::default_tile(128, false).bn, 176);
@@ -219,7 +212,8 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
   EXPECT_EQ(f3::default_tile(64, false).cluster, 1);
   for (int d : f3::kHeadDims) {
     EXPECT_EQ(f3::default_tile(d, true).cluster, 1) << "D=" << d;
-    for (const f3::Tile& t : tiles_of(d)) EXPECT_EQ(t.bn / t.cluster % 8, 0) << "D=" << d << " bn " << t.bn;
+    for (const f3::Tile& t : f3::compiled_tiles(d))
+      EXPECT_EQ(t.bn / t.cluster % 8, 0) << "D=" << d << " bn " << t.bn;
   }
 }
 
