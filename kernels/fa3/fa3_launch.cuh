@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/common/cluster_launch.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/fa3/fa3_kernel.cuh"
 #include "kernels/fa3/fa3_launch.hpp"
@@ -25,17 +26,6 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
   constexpr Tile kTile{BN, Stages, WGs, Cluster};
   constexpr int kSmem = smem_bytes(D, kTile);
   const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs, Cluster>;
-  cudaLaunchConfig_t config{};
-  config.blockDim = dim3(threads_of(kTile));
-  config.dynamicSmemBytes = kSmem;
-  config.stream = stream;
-  cudaLaunchAttribute cluster_dims{};
-  cluster_dims.id = cudaLaunchAttributeClusterDimension;
-  cluster_dims.val.clusterDim.x = Cluster;
-  cluster_dims.val.clusterDim.y = 1;
-  cluster_dims.val.clusterDim.z = 1;
-  config.attrs = &cluster_dims;
-  config.numAttrs = 1;
   // Once per kernel (prepare() checked the GPU allows the shared memory): the attribute, and how many
   // clusters fit at once. A GPC with an odd number of free SMs leaves one idle, so a persistent grid
   // of clusters is sized by the occupancy query, not the SM count: a cluster that had to wait for a
@@ -44,8 +34,8 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
     ATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     if constexpr (Cluster == 1) return 0;
     int n = 0;
-    config.gridDim = dim3(Cluster);
-    ATTN_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &config));
+    const ClusterLaunch one(dim3(Cluster), dim3(threads_of(kTile)), kSmem, stream, Cluster);
+    ATTN_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &one.config));
     if (n < 1)
       throw KernelError("fa3.wgmma: no cluster of " + std::to_string(Cluster) + " CTAs fits this GPU");
     return n;
@@ -54,8 +44,9 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
   const int work = (m_blocks + Cluster - 1) / Cluster * p.heads_q * p.batch;  // why_not keeps it inside int
   int clusters = work;
   if (p.max_ctas > 0) clusters = std::min(work, Cluster == 1 ? p.max_ctas : resident_clusters);
-  config.gridDim = dim3(static_cast<unsigned>(clusters * Cluster));
-  ATTN_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+  const ClusterLaunch launch(dim3(static_cast<unsigned>(clusters * Cluster)), dim3(threads_of(kTile)), kSmem,
+                             stream, Cluster);
+  ATTN_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, p));
   ATTN_CUDA_CHECK_LAUNCH("fa3.wgmma fa3_forward_kernel");
 }
 

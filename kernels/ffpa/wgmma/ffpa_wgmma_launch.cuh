@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/api/kernel_spec.hpp"
+#include "kernels/common/cluster_launch.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_kernel.cuh"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_launch.hpp"
@@ -39,20 +40,12 @@ void launch_wgmma_cluster(const WgmmaParams& p, cudaStream_t stream) {
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem::kSm90Optin));
   ATTN_CUDA_CHECK(attr_status);
   const int m_blocks = (p.seq_q + rows_of(2) - 1) / rows_of(2);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(m_blocks * p.n_passes), static_cast<unsigned>(p.heads_q),
-                     static_cast<unsigned>(p.batch));
-  cfg.blockDim = dim3(threads_of(2));
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(cluster_smem_bytes(p.head_dim, kAccF16, kQResident));
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(p.n_passes);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  ATTN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, p));
+  const ClusterLaunch launch(dim3(static_cast<unsigned>(m_blocks * p.n_passes),
+                                  static_cast<unsigned>(p.heads_q), static_cast<unsigned>(p.batch)),
+                             dim3(threads_of(2)),
+                             static_cast<std::size_t>(cluster_smem_bytes(p.head_dim, kAccF16, kQResident)),
+                             stream, static_cast<unsigned>(p.n_passes));
+  ATTN_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, p));
   ATTN_CUDA_CHECK_LAUNCH("ffpa.wgmma ffpa_wgmma_kernel (cluster)");
 }
 
