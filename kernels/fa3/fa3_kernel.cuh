@@ -150,6 +150,27 @@ __device__ __forceinline__ std::uint64_t desc_at(std::uint64_t desc, std::uint64
   return r;
 }
 
+// A quad's 4 x 4 words transposed: lane t4's word k goes to lane k's word t4. In an accumulator row
+// a lane holds one column pair of each 8-column block; after this it holds one block's four pairs,
+// 16 contiguous bytes. Two butterfly steps (lanes t4 ^ 2, then t4 ^ 1), each swapping the two words
+// whose position differs from the lane in that bit.
+__device__ __forceinline__ void quad_transpose(std::uint32_t (&v)[4], int t4) {
+#pragma unroll
+  for (int m = 2; m >= 1; m /= 2) {
+    const bool hi = (t4 & m) != 0;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int lo_pos = m == 2 ? r : 2 * r;  // the position this round swaps when the lane's bit is set
+      const int hi_pos = lo_pos | m;          // and when it is clear
+      const std::uint32_t got = __shfl_xor_sync(0xffffffffu, hi ? v[lo_pos] : v[hi_pos], m);
+      if (hi)
+        v[lo_pos] = got;
+      else
+        v[hi_pos] = got;
+    }
+  }
+}
+
 template <int N>
 __device__ __forceinline__ void scale_rows(float (&o)[N], const float (&f)[2]) {
 #pragma unroll
@@ -171,6 +192,10 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   constexpr int kSlotBytes = kv_slot_bytes(D, BN);
   constexpr int kConsumerWarps = 4 * WGs;
   constexpr int kPairThreads = 256;  // a turn barrier: one warpgroup syncs, the one before arrives
+  // The epilogue stores 16 bytes a lane after a quad transpose at D 256 (64 4-byte stores a thread
+  // before: +4-5% at S 2048) and at D 128 without a cluster (+3% causal S 2048); the clustered D 128
+  // tile ran 1-2% slower with them and D 64 level to 2% slower (PERF.md): 4-byte stores there.
+  constexpr bool kWideStores = D == 256 || (D == 128 && Cluster == 1);
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t q_s = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -525,16 +550,35 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       const int row = we.m_block * kBlockM + wg_row + 8 * hr;
-      if (row >= p.seq_q) continue;
+      // Wide stores need every lane of the quad in the shuffles, rows past Sq included.
+      if (!kWideStores && row >= p.seq_q) continue;
       const float inv = l[hr] > 0.0f ? 1.0f / l[hr] : 0.0f;  // a row with no visible key: O = 0
       T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
+      if constexpr (kWideStores) {
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c)
+        for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
-          *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
-              pack2<T>(o_at(32 * c + 4 * j + 2 * hr) * inv, o_at(32 * c + 4 * j + 2 * hr + 1) * inv);
-      if (p.lse != nullptr && t4 == 0)
+          for (int j0 = 0; j0 < 8; j0 += 4) {
+            std::uint32_t v[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              const int f = 32 * c + 4 * (j0 + k) + 2 * hr;
+              v[k] = pack2<T>(o_at(f) * inv, o_at(f + 1) * inv);
+            }
+            quad_transpose(v, t4);
+            if (row < p.seq_q)
+              *reinterpret_cast<uint4*>(o_row + c * kChunk + 8 * (j0 + t4)) =
+                  make_uint4(v[0], v[1], v[2], v[3]);
+          }
+      } else {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
+                pack2<T>(o_at(32 * c + 4 * j + 2 * hr) * inv, o_at(32 * c + 4 * j + 2 * hr + 1) * inv);
+      }
+      if (p.lse != nullptr && t4 == 0 && (!kWideStores || row < p.seq_q))
         p.lse[(static_cast<std::int64_t>(we.b) * p.heads_q + we.h) * p.seq_q + row] =
             l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
     }
