@@ -239,6 +239,29 @@ std::optional<Rect> GuiSession::widget(const std::string& name) const {
   return Rect{a[0].get<double>(), a[1].get<double>(), a[2].get<double>(), a[3].get<double>()};
 }
 
+std::optional<Rect> GuiSession::settled_widget(const std::string& name, double timeout_s) const {
+  // The map is rewritten only when something in it changes, so "settled" is a rect that no rewrite
+  // has moved for a while: several frames even at CI's slowest (~50 ms a frame under load).
+  constexpr auto kStill = std::chrono::milliseconds(400);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::optional<Rect> seen;
+  auto seen_at = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < until) {
+    const std::optional<Rect> r = widget(name);
+    const auto now = std::chrono::steady_clock::now();
+    const bool same =
+        r && seen && seen->x0 == r->x0 && seen->y0 == r->y0 && seen->x1 == r->x1 && seen->y1 == r->y1;
+    if (!same) {
+      seen = r;
+      seen_at = now;
+    } else if (now - seen_at >= kStill) {
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  return std::nullopt;
+}
+
 void GuiSession::xdo(const std::vector<std::string>& args) {
   std::vector<std::string> argv{"xdotool"};
   argv.insert(argv.end(), args.begin(), args.end());

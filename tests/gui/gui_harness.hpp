@@ -81,6 +81,9 @@ class GuiSession {
   // Polls the widget map until `pred` holds; false after timeout_s.
   bool wait_for(const std::function<bool(const nlohmann::json&)>& pred, double timeout_s) const;
   std::optional<Rect> widget(const std::string& name) const;
+  // The widget's rect once it has stayed put for a while: a modal appears, then is centred and
+  // sized a frame or two later, and a click at its first place misses (seen under CI's load).
+  std::optional<Rect> settled_widget(const std::string& name, double timeout_s = 10) const;
   // Real input: pointer motion and clicks, keys and typed text (XTEST through xdotool).
   void click(int x, int y);
   void key(const std::string& keys);

@@ -164,7 +164,9 @@ TEST(Gui, OpenedRunExportsPlotPngAtRequestedSize) {
       << gui.map().dump();
   const fs::path out = dir / "exported.png";
   auto fill = [&](const char* field, const std::string& text) {
-    const Rect r = *gui.widget(field);
+    const std::optional<Rect> at = gui.settled_widget(field);
+    ASSERT_TRUE(at.has_value()) << field << " never settled: " << gui.map().dump();
+    const Rect r = *at;
     gui.click(r.cx(), r.cy());
     gui.key("ctrl+a");
     gui.type(text);
@@ -172,8 +174,9 @@ TEST(Gui, OpenedRunExportsPlotPngAtRequestedSize) {
   fill("dialog_path", out.string());
   fill("dialog_width", "2100");
   fill("dialog_height", "1300");
-  const Rect ok = *gui.widget("dialog_ok");
-  gui.click(ok.cx(), ok.cy());
+  const std::optional<Rect> ok = gui.settled_widget("dialog_ok");
+  ASSERT_TRUE(ok.has_value()) << gui.map().dump();
+  gui.click(ok->cx(), ok->cy());
   ASSERT_TRUE(gui.wait_for([](const auto& j) { return !j["dialog_open"].template get<bool>(); }, 20))
       << gui.map().dump() << gui.log_text();
   gui.key("ctrl+q");
@@ -224,14 +227,16 @@ TEST(Gui, FacetedPlotShowsOnePanelPerHeadDimAndExportsThemAll) {
   gui.key("ctrl+e");
   ASSERT_TRUE(gui.wait_for([](const auto& m) { return m["widgets"].contains("dialog_width"); }, 10));
   const fs::path out = dir / "panels.png";
-  const Rect path_field = *gui.widget("dialog_path");
-  gui.click(path_field.cx(), path_field.cy());
+  const std::optional<Rect> path_field = gui.settled_widget("dialog_path");
+  ASSERT_TRUE(path_field.has_value()) << gui.map().dump();
+  gui.click(path_field->cx(), path_field->cy());
   gui.key("ctrl+a");
   gui.type(out.string());
-  const Rect ok = *gui.widget("dialog_ok");
-  gui.click(ok.cx(), ok.cy());
+  const std::optional<Rect> ok = gui.settled_widget("dialog_ok");
+  ASSERT_TRUE(ok.has_value()) << gui.map().dump();
+  gui.click(ok->cx(), ok->cy());
   ASSERT_TRUE(gui.wait_for([](const auto& m) { return !m["dialog_open"].template get<bool>(); }, 20))
-      << gui.log_text();
+      << gui.map().dump() << gui.log_text();
   gui.key("ctrl+q");
   ASSERT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
   const Image img = read_png(out);

@@ -5,12 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
-#include <thread>
 
 #include "reports/jsonl_store.hpp"
 #include "reports/plan_store.hpp"
@@ -93,13 +91,14 @@ TEST(GuiWorkers, SweepOnALocalAndACommandWorkerStopsAndResumesToTheFullPlan) {
   const Rect resume = *gui.widget("resume_button");
   gui.click(resume.cx(), resume.cy());
   ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("dialog_ok"); }, 10));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the modal settles where it is drawn
-  const Rect path = *gui.widget("dialog_path");
-  gui.click(path.cx(), path.cy());
+  const std::optional<Rect> path = gui.settled_widget("dialog_path");
+  ASSERT_TRUE(path.has_value()) << gui.map().dump();
+  gui.click(path->cx(), path->cy());
   gui.key("ctrl+a");
   gui.type(run_dir.string());
-  const Rect ok = *gui.widget("dialog_ok");
-  gui.click(ok.cx(), ok.cy());
+  const std::optional<Rect> ok = gui.settled_widget("dialog_ok");
+  ASSERT_TRUE(ok.has_value()) << gui.map().dump();
+  gui.click(ok->cx(), ok->cy());
   ASSERT_TRUE(gui.wait_for([](const auto& j) { return !j["dialog_open"].template get<bool>(); }, 10))
       << gui.map().dump();
   ASSERT_TRUE(gui.wait_for(
