@@ -159,6 +159,51 @@ TEST(Fa3WgmmaRepeat, ClusteredLaunchesRepeatBitForBit) {
   expect_repeats_bit_for_bit(make_problem(2, 16, 4, 3100, 3100, 128, DType::fp16), 12u);
 }
 
+// Scores that rise tile after tile (the key tiles run from the last down, and K's rows grow towards
+// the first key): each row's max passes the softmax's reference by more than its slack many times
+// mid-row, so O and the sums are rescaled between tiles, not only at the first. Q near all-ones, K's
+// row j = a (Sk - j) / Sk plus noise, a such that the scaled scores rise by ~48 in log2 units.
+void expect_rising_scores_within_twice_cudnn(int d, DType t, bool causal, const attn::Knobs& knobs) {
+  std::string why_skip;
+  const attn::KernelSpec* spec = fa3_spec(why_skip);
+  if (spec == nullptr) GTEST_SKIP() << why_skip;
+  const Problem p = make_problem(1, 4, 2, 2048, 2048, d, t, causal);
+  OracleRun run;
+  run.in = make_inputs(p, 21u);
+  const float a = 48.0f / (std::sqrt(static_cast<float>(d)) * 1.4426950f);
+  for (std::size_t i = 0; i < run.in.q.values.size(); ++i)
+    run.in.q.values[i] = attn::round_to(t, 1.0f + 0.05f * run.in.q.values[i]);
+  const auto sk = static_cast<std::size_t>(p.seq_kv), row = run.in.k.values.size() / sk;  // BSHD, B = 1
+  for (std::size_t j = 0; j < sk; ++j)
+    for (std::size_t e = 0; e < row; ++e) {
+      float& x = run.in.k.values[j * row + e];
+      x = attn::round_to(t, a * static_cast<float>(sk - j) / static_cast<float>(sk) + 0.05f * x);
+    }
+  run_kernel(*spec, p, knobs, run.in, 0, run.got);
+  if (::testing::Test::HasFatalFailure()) return;
+  expect_written_and_empty_rows_zero(p, run.got, run.empty_rows);
+  if (::testing::Test::HasFatalFailure()) return;
+  run.ref = oracle_rows(p, run.in);
+  run.err = compare(p, run.ref, run.got);
+  CudnnTolerance tol;
+  twice_cudnn_tolerance(p, run, tol);
+  if (::testing::Test::HasFatalFailure()) return;
+  std::cout << "[fa3.wgmma] rising scores (" << p.full_label() << "): rel_l2 " << run.err.rel_l2 << ", cudnn "
+            << tol.dnn_err << ", tol " << tol.tol << " (" << tol.rule << "), LSE max abs "
+            << run.err.lse_max_abs << "\n";
+  EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
+  EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+}
+
+TEST(Fa3WgmmaRescale, RisingScoresMoveTheReferenceMidRow) {
+  ATTN_SKIP_WITHOUT_GPU();
+  for (DType t : {DType::fp16, DType::bf16})
+    for (bool causal : {false, true}) {
+      for (int d : f3::kHeadDims) expect_rising_scores_within_twice_cudnn(d, t, causal, {});
+      expect_rising_scores_within_twice_cudnn(64, t, causal, {{"warpgroups", 2}});
+    }
+}
+
 // Host-only from here.
 
 TEST(Fa3WgmmaSpec, RefusesWhatItDoesNotCompileNamingTheField) {
