@@ -160,9 +160,10 @@ TEST(Fa3WgmmaRepeat, ClusteredLaunchesRepeatBitForBit) {
 }
 
 // Scores that rise tile after tile (the key tiles run from the last down, and K's rows grow towards
-// the first key): each row's max passes the softmax's reference by more than its slack many times
-// mid-row, so O and the sums are rescaled between tiles, not only at the first. Q near all-ones, K's
-// row j = a (Sk - j) / Sk plus noise, a such that the scaled scores rise by ~48 in log2 units.
+// the first key): every row's running max rises by ~48 (log2 units) over its key tiles, so O and the
+// sums are rescaled mid-row by factors far from 1, not only at the first tile, and a softmax that
+// moves its reference only past a slack (2^8) still moves it several times. Q near all-ones, K's row
+// j = a (Sk - j) / Sk plus noise.
 void expect_rising_scores_within_twice_cudnn(int d, DType t, bool causal, const attn::Knobs& knobs) {
   std::string why_skip;
   const attn::KernelSpec* spec = fa3_spec(why_skip);
