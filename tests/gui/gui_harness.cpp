@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -301,6 +303,20 @@ void GuiSession::key(const std::string& keys) {
   if (m_window.empty()) move(5, 5);
   xdo({"key", "--delay", "60", keys});
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
+}
+
+std::optional<int> GuiSession::quit(double timeout_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    if (m_window.empty())
+      move(5, 5);
+    else
+      xdo({"windowfocus", m_window});
+    key("ctrl+q");
+    const double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
+    const std::optional<int> code = m_child->wait(std::clamp(left, 0.0, 5.0));
+    if (code || left <= 5.0) return code;
+  }
 }
 
 void GuiSession::type(const std::string& text) {

@@ -125,8 +125,7 @@ TEST(Gui, CpuSweepDrivenByInputDrawsOneCurvePerKernel) {
   const Rect area = *gui.widget("plot_area");
   const std::optional<Rect> legend = gui.widget("plot_legend");
   gui.key("F12");
-  gui.key("ctrl+q");
-  ASSERT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  ASSERT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
 
   const Image img = read_png(shot);
   ASSERT_EQ(img.width, 1600);
@@ -179,8 +178,7 @@ TEST(Gui, OpenedRunExportsPlotPngAtRequestedSize) {
   gui.click(ok->cx(), ok->cy());
   ASSERT_TRUE(gui.wait_for([](const auto& j) { return !j["dialog_open"].template get<bool>(); }, 20))
       << gui.map().dump() << gui.log_text();
-  gui.key("ctrl+q");
-  ASSERT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  ASSERT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
 
   const Image img = read_png(out);
   ASSERT_EQ(img.width, 2100) << gui.log_text();
@@ -200,8 +198,7 @@ TEST(Gui, APluginKernelIsInTheKernelList) {
   ASSERT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("kernel_example.naive_c"); }, 60))
       << gui.map().dump() << gui.log_text();
   EXPECT_TRUE(gui.map()["widgets"].contains("kernel_cpu.reference"));
-  gui.key("ctrl+q");
-  EXPECT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  EXPECT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
 }
 
 // Issue 24: small multiples in the GUI. With panels by head dim, a run of two kernels at two head
@@ -237,8 +234,7 @@ TEST(Gui, FacetedPlotShowsOnePanelPerHeadDimAndExportsThemAll) {
   gui.click(ok->cx(), ok->cy());
   ASSERT_TRUE(gui.wait_for([](const auto& m) { return !m["dialog_open"].template get<bool>(); }, 20))
       << gui.map().dump() << gui.log_text();
-  gui.key("ctrl+q");
-  ASSERT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  ASSERT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
   const Image img = read_png(out);
   ASSERT_GT(img.width, 0);
   // Both kernels' colours, in both halves of the image (one panel each).

@@ -109,8 +109,7 @@ TEST(GuiWatch, EachSaveOfAPluginIsAVersionSeriesAndAWrongOneAddsNone) {
   EXPECT_TRUE(has_label(m, "test.versioned@v1")) << m.dump();
   EXPECT_TRUE(has_label(m, "test.versioned@v2")) << m.dump();
 
-  gui.key("ctrl+q");
-  EXPECT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  EXPECT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
   unsetenv("ATTNSCOPE_CACHE_DIR");
 }
 
@@ -157,8 +156,7 @@ TEST(GuiWatch, AKernelSourceSavedWithAnErrorListsItsDiagnostics) {
       << m.dump();
   EXPECT_TRUE(gui.wait_for([](const auto& j) { return j["widgets"].contains("watch_first_diagnostic"); }, 20))
       << gui.map().dump();
-  gui.key("ctrl+q");
-  EXPECT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  EXPECT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
   unsetenv("ATTNSCOPE_CACHE_DIR");
 }
 

@@ -118,8 +118,7 @@ TEST(GuiWorkers, SweepOnALocalAndACommandWorkerStopsAndResumesToTheFullPlan) {
     EXPECT_FALSE(w["device"].get<std::string>().empty()) << w.dump();
     EXPECT_GE(w["cases"].get<int>(), 1) << w.dump();
   }
-  gui.key("ctrl+q");
-  EXPECT_EQ(gui.wait_exit(30).value_or(-99), 0) << gui.log_text();
+  EXPECT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
 
   // The run directory: every planned case exactly once, as `attnscope run --resume` leaves it.
   const PlanFile plan = read_plan(run_dir / "plan.jsonl");
