@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
@@ -169,31 +170,16 @@ void expect_rising_scores_within_twice_cudnn(int d, DType t, bool causal, const 
   const attn::KernelSpec* spec = fa3_spec(why_skip);
   if (spec == nullptr) GTEST_SKIP() << why_skip;
   const Problem p = make_problem(1, 4, 2, 2048, 2048, d, t, causal);
-  OracleRun run;
-  run.in = make_inputs(p, 21u);
+  Inputs in = make_inputs(p, 21u);
   const float a = 48.0f / (std::sqrt(static_cast<float>(d)) * 1.4426950f);
-  for (std::size_t i = 0; i < run.in.q.values.size(); ++i)
-    run.in.q.values[i] = attn::round_to(t, 1.0f + 0.05f * run.in.q.values[i]);
-  const auto sk = static_cast<std::size_t>(p.seq_kv), row = run.in.k.values.size() / sk;  // BSHD, B = 1
+  for (float& x : in.q.values) x = attn::round_to(t, 1.0f + 0.05f * x);
+  const auto sk = static_cast<std::size_t>(p.seq_kv), row = in.k.values.size() / sk;  // BSHD, B = 1
   for (std::size_t j = 0; j < sk; ++j)
     for (std::size_t e = 0; e < row; ++e) {
-      float& x = run.in.k.values[j * row + e];
+      float& x = in.k.values[j * row + e];
       x = attn::round_to(t, a * static_cast<float>(sk - j) / static_cast<float>(sk) + 0.05f * x);
     }
-  run_kernel(*spec, p, knobs, run.in, 0, run.got);
-  if (::testing::Test::HasFatalFailure()) return;
-  expect_written_and_empty_rows_zero(p, run.got, run.empty_rows);
-  if (::testing::Test::HasFatalFailure()) return;
-  run.ref = oracle_rows(p, run.in);
-  run.err = compare(p, run.ref, run.got);
-  CudnnTolerance tol;
-  twice_cudnn_tolerance(p, run, tol);
-  if (::testing::Test::HasFatalFailure()) return;
-  std::cout << "[fa3.wgmma] rising scores (" << p.full_label() << "): rel_l2 " << run.err.rel_l2 << ", cudnn "
-            << tol.dnn_err << ", tol " << tol.tol << " (" << tol.rule << "), LSE max abs "
-            << run.err.lse_max_abs << "\n";
-  EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
-  EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+  expect_within_twice_cudnn(*spec, p, knobs, std::move(in), "rising scores");
 }
 
 TEST(Fa3WgmmaRescale, RisingScoresMoveTheReferenceMidRow) {

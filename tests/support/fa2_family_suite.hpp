@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
@@ -88,13 +89,15 @@ inline std::vector<NamedProblem> fa2_family_shapes(int d, DType t) {
   };
 }
 
-// One case of such a suite: `spec` with `knobs` against the fp64 oracle on inputs drawn from `seed`,
-// O held to the rule above and LSE to 8x the dtype bound; prints the figures under `name`.
-inline void expect_within_twice_cudnn(const KernelSpec& spec, const Problem& p, const Knobs& knobs,
-                                      std::uint32_t seed, const std::string& name) {
+// One case of such a suite: `spec` with `knobs` against the fp64 oracle on inputs the caller built (a
+// structured case) or drawn from `seed`, O held to the rule above and LSE to 8x the dtype bound;
+// prints the figures under `name`.
+inline void expect_within_twice_cudnn(const KernelSpec& spec, const Problem& p, const Knobs& knobs, Inputs in,
+                                      const std::string& name) {
   ASSERT_EQ(p.validate(), "");
   OracleRun run;
-  run_against_oracle(spec, p, knobs, seed, run);
+  run.in = std::move(in);
+  run_against_oracle(spec, p, knobs, run);
   if (::testing::Test::HasFatalFailure()) return;
   CudnnTolerance tol;
   twice_cudnn_tolerance(p, run, tol);
@@ -105,6 +108,11 @@ inline void expect_within_twice_cudnn(const KernelSpec& spec, const Problem& p, 
             << run.ref.rows.size() << "\n";
   EXPECT_LE(run.err.rel_l2, tol.tol) << p.full_label();
   EXPECT_LE(run.err.lse_max_abs, 8.0 * dtype_bound(p.dtype)) << p.full_label();
+}
+
+inline void expect_within_twice_cudnn(const KernelSpec& spec, const Problem& p, const Knobs& knobs,
+                                      std::uint32_t seed, const std::string& name) {
+  expect_within_twice_cudnn(spec, p, knobs, make_inputs(p, seed), name);
 }
 
 }  // namespace attn::test

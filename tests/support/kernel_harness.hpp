@@ -196,10 +196,10 @@ inline Errors compare(const Problem& p, const Oracle& ref, const RunOutput& got)
   return compare(p, ref.rows, got, ref.o, ref.lse);
 }
 
-// One correctness run of the GPU kernel suites: inputs drawn from `seed`, one launch of `spec` with
-// `knobs`, every element written (empty rows exactly 0, LSE -inf), then the error against the fp64
-// oracle. The inputs and oracle stay for tolerance rules that rerun a baseline on them. Fatal
-// failures: callers check HasFatalFailure().
+// One correctness run of the GPU kernel suites: inputs drawn from `seed` (or built by the caller), one
+// launch of `spec` with `knobs`, every element written (empty rows exactly 0, LSE -inf), then the error
+// against the fp64 oracle. The inputs and oracle stay for tolerance rules that rerun a baseline on them.
+// Fatal failures: callers check HasFatalFailure().
 struct OracleRun {
   Inputs in;
   RunOutput got;
@@ -208,15 +208,21 @@ struct OracleRun {
   Errors err;
 };
 
+// On inputs the caller built (a structured case): `out.in` is run as it is.
 inline void run_against_oracle(const attn::KernelSpec& spec, const Problem& p, const attn::Knobs& knobs,
-                               std::uint32_t seed, OracleRun& out) {
-  out.in = make_inputs(p, seed);
+                               OracleRun& out) {
   run_kernel(spec, p, knobs, out.in, 0, out.got);
   if (::testing::Test::HasFatalFailure()) return;
   expect_written_and_empty_rows_zero(p, out.got, out.empty_rows);
   if (::testing::Test::HasFatalFailure()) return;
   out.ref = oracle_rows(p, out.in);
   out.err = compare(p, out.ref, out.got);
+}
+
+inline void run_against_oracle(const attn::KernelSpec& spec, const Problem& p, const attn::Knobs& knobs,
+                               std::uint32_t seed, OracleRun& out) {
+  out.in = make_inputs(p, seed);
+  run_against_oracle(spec, p, knobs, out);
 }
 
 inline double dtype_bound(DType t) { return 4.0 * std::ldexp(1.0, t == DType::fp16 ? -11 : -8); }
