@@ -308,10 +308,7 @@ void GuiSession::key(const std::string& keys) {
 std::optional<int> GuiSession::quit(double timeout_s) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (true) {
-    if (m_window.empty())
-      move(5, 5);
-    else
-      xdo({"windowfocus", m_window});
+    if (!m_window.empty()) xdo({"windowfocus", m_window});  // key() finds the window when it is not known
     key("ctrl+q");
     const double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
     const std::optional<int> code = m_child->wait(std::clamp(left, 0.0, 5.0));
