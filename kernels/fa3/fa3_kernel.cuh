@@ -83,10 +83,16 @@ struct RowState {
   float sum[2] = {0.0f, 0.0f};
 };
 
+// The reference max moves only when a row's max grows past it by more than this (log2 units), so
+// exponentials stay below 2^8 (fp16's and bf16's range holds them) and most tiles after the first few
+// leave O unscaled: the O rescale (D / 2 multiplies a thread) and the factor's exp2 are skipped
+// whenever no row of the warp moved (FlashAttention-4's conditional rescaling).
+inline constexpr float kRescaleSlack = 8.0f;
+
 // The online softmax of one tile's S (wgmma's accumulator layout: register 4 j + e holds row half
 // e / 2, column 8 j + 2 t4 + e % 2), in place: masks keys outside the band when `masked`, updates
 // the state, leaves the exponentials in `s` and returns the factor O must be rescaled by.
-template <int BN>
+template <int BN, bool Lazy>
 __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], const Fa3Params& p, bool masked, int key0,
                                                int diag0, int t4, RowState& st, float (&alpha)[2]) {
   constexpr int kBlocks = BN / 8;
@@ -113,9 +119,12 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], const Fa3Para
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(st.max[hr], mx * p.scale_log2);
-    const float ref = m_new == kNegInf ? 0.0f : m_new;  // no visible key yet: every exp2 is 0
-    alpha[hr] = exp2_approx(st.max[hr] - ref);
-    st.max[hr] = m_new;
+    // The first visible key always moves it (-inf + slack is -inf); no visible key yet: it stays -inf.
+    const bool move = !Lazy || m_new > st.max[hr] + kRescaleSlack;
+    const float m_ref = move ? m_new : st.max[hr];
+    const float ref = m_ref == kNegInf ? 0.0f : m_ref;  // no visible key yet: every exp2 is 0
+    alpha[hr] = move ? exp2_approx(st.max[hr] - ref) : 1.0f;
+    st.max[hr] = m_ref;
     float tile_sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < kBlocks; ++j)
@@ -127,6 +136,12 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], const Fa3Para
       }
     st.sum[hr] = st.sum[hr] * alpha[hr] + tile_sum;
   }
+}
+
+// Whether either of the thread's rows has a factor other than 1: the warp skips O's rescale when none
+// of its threads' rows moved.
+__device__ __forceinline__ bool any_rescale(const float (&alpha)[2]) {
+  return alpha[0] != 1.0f || alpha[1] != 1.0f;
 }
 
 // P = the softmax's exponentials as 16-bit pairs in wgmma's A-fragment order (k16 slice kk: (g, keys
@@ -196,6 +211,10 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   // before: +4-5% at S 2048) and at D 128 without a cluster (+3% causal S 2048); the clustered D 128
   // tile ran 1-2% slower with them and D 64 level to 2% slower (PERF.md): 4-byte stores there.
   constexpr bool kWideStores = D == 256 || (D == 128 && Cluster == 1);
+  // Conditional rescaling with two consumer warpgroups (+2-12% at D 128 and 256, PERF.md). Three (D 64)
+  // have 160 registers a thread: the branch around O's rescale under Q K^T spilled there, and the
+  // same rescale once P V has landed (no spill, 466 instead of 493 instructions a tile) ran 1-3% slower.
+  constexpr bool kLazyRescale = WGs == 2;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t q_s = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -350,7 +369,10 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 
   // ---- consumers
   tma::regs_claim<consumer_regs(kTile)>();
-  const int cw = tid / 128 - 1;  // consumer warpgroup 0 .. WGs - 1: rows 64 cw ..
+  // Consumer warpgroup 0 .. WGs - 1 (rows 64 cw ..). With two, read through a shuffle so that Q's
+  // descriptors are known warp-uniform too (D 128: 712 -> 677 instructions a tile); with three (D 64)
+  // that made the tile longer (500 -> 507), so there it stays as computed.
+  const int cw = WGs == 2 ? __shfl_sync(0xffffffffu, tid / 128 - 1, 0) : tid / 128 - 1;
   const int warp = (tid % 128) / 32, lane = tid % 32;
   const int g = lane / 4, t4 = lane % 4;
   const int wg_row = 64 * cw + 16 * warp + g;  // block row of half 0
@@ -450,6 +472,10 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
           stage = 0;
           parity ^= 1u;
         }
+        // Read back through a shuffle so that the compiler knows the ring position is warp-uniform:
+        // the K and V descriptors built from it then stay on the uniform datapath (fewer R2UR and
+        // integer instructions a tile; SASS counts in the commit).
+        stage = __shfl_sync(0xffffffffu, stage, 0);
       };
 
       // ---- the first tile: Q K^T alone.
@@ -472,7 +498,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::fence_operands(s);
         release_kv(k_empty(stage));
         if (n_tiles == 1) release(q_empty);  // the item's last Q K^T
-        online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+        online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
         pack_p<T, BN>(s, pa);
       }
       int prev = stage;
@@ -496,8 +522,9 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::commit();
         // O takes the tile before's rescale while Q K^T runs, not after the softmax: the turn's
         // critical path loses D / 2 multiplies a thread (+2-4% at D 128 and 256, PERF.md).
+        if (!kLazyRescale || any_rescale(alpha))
 #pragma unroll
-        for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
+          for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
         fence_o_and_p(pa);
         wgmma::fence();
         issue_pv(pa, prev);
@@ -509,7 +536,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::fence_operands(s);
         release_kv(k_empty(stage));
         if (it == n_tiles - 1) release(q_empty);  // Q is free for the next item's load
-        online_softmax<BN>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+        online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
         wgmma::wait<0>();
         fence_o_and_p(pa);
         release_kv(v_empty(prev));
@@ -524,8 +551,9 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       // ---- the last tile's P V.
       tma::mbar_wait(v_full(prev), prev_parity);
       my_turn_begins();
+      if (!kLazyRescale || any_rescale(alpha))
 #pragma unroll
-      for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
+        for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
       fence_o_and_p(pa);
       wgmma::fence();
       issue_pv(pa, prev);

@@ -161,7 +161,7 @@ CUtensorMap encode_k(void* k, int box_rows) {
   cudaDriverEntryPointQueryResult found{};
   CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
   const cuuint64_t dims[4] = {kDim, 1, kSeq, 1};
-  const cuuint64_t strides[3] = {kDim * 2ull, kDim * 2ull * kSeq, kDim * 2ull * kSeq};
+  const cuuint64_t strides[3] = {kDim * 2ull, kDim * 2ull, kDim * 2ull * kSeq};  // head (one), key, batch
   const cuuint32_t box[4] = {kCols, 1, static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t estr[4] = {1, 1, 1, 1};
   CUtensorMap map{};
