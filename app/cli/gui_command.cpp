@@ -13,6 +13,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/python_kernels.hpp"
 #include "app/cli/run_flags.hpp"
+#include "app/cli/run_plan.hpp"
 #include "kernels/api/plugin_loader.hpp"
 #include "profiling/engine/engine.hpp"
 
@@ -122,7 +123,9 @@ int run_gui_command(const GuiOptions& options, const std::vector<std::string>& a
       return kExitBadInput;
     }
     try {
-      load_python_kernels(options.python_kernels, cuda_device_available() ? Backend::cuda : Backend::cpu);
+      SweepOverrides start;  // the backend of the preset the form starts with, else the GPU's presence
+      start.preset = options.preset;
+      load_python_kernels(options.python_kernels, backend_before_spec(start));
     } catch (const PluginError& e) {
       std::fprintf(stderr, "attnscope gui: --python-kernel %s\n", e.what());
       return kExitBadInput;

@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include "app/cli/commands.hpp"
 #include "app/cli/python_kernels.hpp"
 #include "kernels/api/plugin_loader.hpp"
 #include "kernels/api/python_entry.hpp"
 #include "kernels/registry.hpp"
 #include "profiling/engine/engine.hpp"
 #include "profiling/sweep/plan.hpp"
+#include "profiling/sweep/preset.hpp"
 #include "profiling/sweep/variant.hpp"
 #include "reports/jsonl_store.hpp"
 #include "reports/result_json.hpp"
@@ -56,6 +58,15 @@ PlanFile slice_plan(const std::vector<Case>& all, const std::optional<Shard>& sh
 Backend backend_before_spec(const SweepOverrides& o) {
   if (o.backend)
     if (const auto b = parse_backend(*o.backend)) return *b;
+  // A preset that names its backend decides it: Python kernels are described for the backend they
+  // will run on, so a NumPy callable in a `backend = "cpu"` preset runs on a GPU host too.
+  if (o.preset) {
+    try {
+      if (const auto b = load_preset(resolve_preset(*o.preset, presets_dir())).backend) return *b;
+    } catch (const SpecError&) {
+      // Reported, with its position, where the spec is built from the same preset.
+    }
+  }
   return cuda_device_available() ? Backend::cuda : Backend::cpu;
 }
 

@@ -28,8 +28,9 @@ struct RunPlan {
   std::filesystem::path out_dir;
 };
 
-// The backend the debug kernels are registered for, before the spec is read (the spec names them):
-// --backend when given, else the default choice of this host.
+// The backend the debug and Python kernels are registered for, before the spec is read (the spec
+// names them): --backend when given, else the preset's `backend` when it names one, else the default
+// choice of this host (cuda where a GPU is usable).
 Backend backend_before_spec(const SweepOverrides& o);
 // Registers the debug kernels of `backend`; BadInput when the other backend's are registered.
 void enable_debug_kernels(Backend backend);
