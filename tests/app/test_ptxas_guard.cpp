@@ -3,14 +3,12 @@
 // serialised warpgroup MMAs fails the compile and removes its object. A stand-in compiler (a shell
 // one-liner) prints what ptxas would.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "tests/support/cli_process.hpp"
 #include "tests/support/test_paths.hpp"
 
 namespace attn {
@@ -18,23 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int code = -1;
-  std::string output;
-};
-
 // Runs the guard over `sh -c SCRIPT -o OBJ` (stderr folded into the output).
-Outcome guard(const std::string& script, const fs::path& obj) {
-  const std::string cmd = "'" + attn::test::source_dir() + "/scripts/ptxas_guard.sh' sh -c '" + script +
-                          "' sh -o '" + obj.string() + "' 2>&1";
-  Outcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+CliOutcome guard(const std::string& script, const fs::path& obj) {
+  return run_shell("'" + attn::test::source_dir() + "/scripts/ptxas_guard.sh' sh -c '" + script +
+                   "' sh -o '" + obj.string() + "' 2>&1");
 }
 
 fs::path object(const std::string& name) {
@@ -45,26 +30,26 @@ fs::path object(const std::string& name) {
 
 TEST(PtxasGuard, ResourceLinesAreDroppedOtherMessagesKeptAndTheExitCodePassed) {
   const fs::path obj = object("clean");
-  const Outcome ok = guard(
+  const CliOutcome ok = guard(
       "echo \"ptxas info    : Used 168 registers, used 16 barriers\" >&2; "
       "echo \"    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\" >&2; "
       "echo \"kernel.cu(12): warning: something the user must see\" >&2",
       obj);
-  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_EQ(ok.output, "kernel.cu(12): warning: something the user must see\n");
   EXPECT_TRUE(fs::exists(obj));
-  const Outcome failed = guard("echo \"ptxas error   : spilled\" >&2; exit 3", obj);
-  EXPECT_EQ(failed.code, 3);
+  const CliOutcome failed = guard("echo \"ptxas error   : spilled\" >&2; exit 3", obj);
+  EXPECT_EQ(failed.exit_code, 3);
   EXPECT_EQ(failed.output, "ptxas error   : spilled\n");
 }
 
 TEST(PtxasGuard, SerialisedWgmmasFailTheCompileAndRemoveTheObject) {
   const fs::path obj = object("serialised");
-  const Outcome o = guard(
+  const CliOutcome o = guard(
       "echo \"ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
       "serialized due to ... in the function k\" >&2",
       obj);
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.output.find("ptxas_guard: ptxas serialised warpgroup MMAs"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("(C7515)"), std::string::npos) << o.output;
   EXPECT_FALSE(fs::exists(obj));

@@ -21,9 +21,9 @@ struct CliOutcome {
   std::string output;  // stdout and stderr together
 };
 
-// `env` ("NAME=value ...", through env(1)) is set for the command alone.
-inline CliOutcome run_cli(const std::string& args, const std::string& env = "") {
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + attnscope_binary() + " " + args + " 2>&1";
+// A shell command line, run to completion: its exit code and what it prints on stdout (add 2>&1
+// for stderr too).
+inline CliOutcome run_shell(const std::string& cmd) {
   CliOutcome o;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return o;
@@ -32,6 +32,11 @@ inline CliOutcome run_cli(const std::string& args, const std::string& env = "") 
   const int status = pclose(pipe);
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return o;
+}
+
+// `env` ("NAME=value ...", through env(1)) is set for the command alone.
+inline CliOutcome run_cli(const std::string& args, const std::string& env = "") {
+  return run_shell((env.empty() ? "" : "env " + env + " ") + attnscope_binary() + " " + args + " 2>&1");
 }
 
 }  // namespace attn
