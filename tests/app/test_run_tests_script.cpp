@@ -3,14 +3,12 @@
 // Driven on a fake build folder (a CTestTestfile and stand-ins for the binaries) so it needs no GPU.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "tests/support/cli_process.hpp"
 #include "tests/support/test_paths.hpp"
 
 namespace attn {
@@ -41,26 +39,13 @@ fs::path fake_build(const std::string& name, const std::string& devices) {
   return dir;
 }
 
-struct Outcome {
-  int code = -1;
-  std::string output;
-};
-
-Outcome run_script(const fs::path& build) {
-  const std::string cmd = test::source_dir() + "/scripts/run-tests.sh " + build.string() + " 1 2>&1";
-  Outcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+CliOutcome run_script(const fs::path& build) {
+  return run_shell(test::source_dir() + "/scripts/run-tests.sh " + build.string() + " 1 2>&1");
 }
 
 TEST(MakeTest, WithoutAGpuSummarisesGpuTestsInOneLine) {
-  const Outcome o = run_script(fake_build("attnscope_make_test_nogpu", "no GPU: CUDA driver not found"));
-  EXPECT_EQ(o.code, 0) << o.output;
+  const CliOutcome o = run_script(fake_build("attnscope_make_test_nogpu", "no GPU: CUDA driver not found"));
+  EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("cpu.One"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("gpu.A"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("gpu: 3 GPU tests skipped: no GPU: CUDA driver not found"), std::string::npos)
@@ -70,15 +55,15 @@ TEST(MakeTest, WithoutAGpuSummarisesGpuTestsInOneLine) {
 TEST(MakeTest, WithoutGpuTestsBuiltSaysSo) {
   const fs::path dir = fake_build("attnscope_make_test_cpu_build", "no GPU: CUDA driver not found");
   fs::remove_all(dir / "tests");
-  const Outcome o = run_script(dir);
-  EXPECT_EQ(o.code, 0) << o.output;
+  const CliOutcome o = run_script(dir);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("gpu: 3 GPU tests skipped: the GPU tests are not built"), std::string::npos)
       << o.output;
 }
 
 TEST(MakeTest, WithAGpuRunsGpuTests) {
-  const Outcome o = run_script(fake_build("attnscope_make_test_gpu", "GPU 0: NVIDIA H100 80GB HBM3"));
-  EXPECT_EQ(o.code, 0) << o.output;
+  const CliOutcome o = run_script(fake_build("attnscope_make_test_gpu", "GPU 0: NVIDIA H100 80GB HBM3"));
+  EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("gpu.A"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("GPU tests skipped"), std::string::npos) << o.output;
 }

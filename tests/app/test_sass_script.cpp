@@ -3,25 +3,18 @@
 // to its family, and only that family's CUDA objects are dumped; bad input exits 2 saying why.
 // A stand-in cuobjdump and a fake build folder keep it off the GPU toolchain.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "tests/support/cli_process.hpp"
 #include "tests/support/test_paths.hpp"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int code = -1;
-  std::string output;
-};
 
 class SassScript : public ::testing::Test {
  protected:
@@ -46,30 +39,22 @@ class SassScript : public ::testing::Test {
     fs::permissions(m_dir / "bin" / "cuobjdump", fs::perms::owner_all);
   }
 
-  Outcome sass(const std::string& kernel) const {
-    const std::string cmd = "PATH=" + (m_dir / "bin").string() + ":$PATH " + test::source_dir() +
-                            "/scripts/sass.sh " + (m_dir / "build").string() + " '" + kernel + "' 2>&1";
-    Outcome o;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return o;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), pipe)) o.output += buf.data();
-    const int status = pclose(pipe);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
+  CliOutcome sass(const std::string& kernel) const {
+    return run_shell("PATH=" + (m_dir / "bin").string() + ":$PATH " + test::source_dir() +
+                     "/scripts/sass.sh " + (m_dir / "build").string() + " '" + kernel + "' 2>&1");
   }
 
   fs::path m_dir;
 };
 
 TEST_F(SassScript, AnIdDumpsTheFamilyThatRegistersIt) {
-  const Outcome ref = sass("cuda.reference");
-  EXPECT_EQ(ref.code, 0) << ref.output;
+  const CliOutcome ref = sass("cuda.reference");
+  EXPECT_EQ(ref.exit_code, 0) << ref.output;
   EXPECT_NE(ref.output.find("SASS of kernels/reference (1 objects)"), std::string::npos) << ref.output;
   EXPECT_EQ(ref.output.find("debug_cuda"), std::string::npos) << ref.output;
 
-  const Outcome fa2 = sass("fa2.mma");
-  EXPECT_EQ(fa2.code, 0) << fa2.output;
+  const CliOutcome fa2 = sass("fa2.mma");
+  EXPECT_EQ(fa2.exit_code, 0) << fa2.output;
   EXPECT_NE(fa2.output.find("(2 objects)"), std::string::npos) << fa2.output;
   EXPECT_NE(fa2.output.find("SASS of " + (m_dir / "build").string() +
                             "/kernels/CMakeFiles/attnscope.kernels.dir/fa2/inst/fa2_d64_fp16.cu.o"),
@@ -78,26 +63,26 @@ TEST_F(SassScript, AnIdDumpsTheFamilyThatRegistersIt) {
 }
 
 TEST_F(SassScript, PrefixesAndFoldersNameFamilies) {
-  const Outcome l1 =
+  const CliOutcome l1 =
       sass("ffpa.l1");  // a prefix of ffpa.l1.acc_f32 / acc_f16: the ffpa folder, wgmma included
-  EXPECT_EQ(l1.code, 0) << l1.output;
+  EXPECT_EQ(l1.exit_code, 0) << l1.output;
   EXPECT_NE(l1.output.find("SASS of kernels/ffpa (2 objects)"), std::string::npos) << l1.output;
-  const Outcome wg = sass("ffpa/wgmma");
-  EXPECT_EQ(wg.code, 0) << wg.output;
+  const CliOutcome wg = sass("ffpa/wgmma");
+  EXPECT_EQ(wg.exit_code, 0) << wg.output;
   EXPECT_NE(wg.output.find("SASS of kernels/ffpa/wgmma (1 objects)"), std::string::npos) << wg.output;
 }
 
 TEST_F(SassScript, BadInputExits2WithTheReason) {
-  const Outcome none = sass("");
-  EXPECT_EQ(none.code, 2);
+  const CliOutcome none = sass("");
+  EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.output.find("KERNEL is required"), std::string::npos) << none.output;
-  const Outcome unknown = sass("fa9.magic");
-  EXPECT_EQ(unknown.code, 2);
+  const CliOutcome unknown = sass("fa9.magic");
+  EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find("'fa9.magic' is neither a registered kernel id nor a family folder"),
             std::string::npos)
       << unknown.output;
-  const Outcome cpu_only = sass("cudnn.sdpa");  // only a .cpp object in this fake build
-  EXPECT_EQ(cpu_only.code, 2);
+  const CliOutcome cpu_only = sass("cudnn.sdpa");  // only a .cpp object in this fake build
+  EXPECT_EQ(cpu_only.exit_code, 2);
   EXPECT_NE(cpu_only.output.find("no CUDA objects for kernels/cudnn"), std::string::npos) << cpu_only.output;
 }
 
