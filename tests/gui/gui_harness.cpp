@@ -305,15 +305,27 @@ void GuiSession::key(const std::string& keys) {
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
 }
 
-std::optional<int> GuiSession::quit(double timeout_s) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+bool GuiSession::key_until(const std::string& keys, const std::function<bool()>& done, double timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   while (true) {
     if (!m_window.empty()) xdo({"windowfocus", m_window});  // key() finds the window when it is not known
-    key("ctrl+q");
-    const double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
-    const std::optional<int> code = m_child->wait(std::clamp(left, 0.0, 5.0));
-    if (code || left <= 5.0) return code;
+    key(keys);
+    const Clock::time_point resend = std::min(until, Clock::now() + std::chrono::seconds(5));
+    while (Clock::now() < resend) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (Clock::now() >= until) return done();
   }
+}
+
+std::optional<int> GuiSession::quit(double timeout_s) {
+  std::optional<int> code;
+  key_until(
+      "ctrl+q", [&] { return (code = m_child->wait(0)).has_value(); }, timeout_s);
+  return code;
 }
 
 void GuiSession::type(const std::string& text) {

@@ -92,8 +92,11 @@ class GuiSession {
   // Turns the mouse wheel `notches` steps towards the end of the content under (x, y).
   void scroll_down(int x, int y, int notches);
   std::optional<int> wait_exit(double timeout_s) { return m_child->wait(timeout_s); }
-  // Ctrl+Q until the GUI exits (its exit code) or timeout_s passes: the window is focused before each,
-  // and the key sent again every 5 s, since under CI's load a key can be lost with nobody at fault.
+  // `keys` until `done` holds (polled every 100 ms; false once timeout_s passes): the window is focused
+  // before each send, and the keys sent again every 5 s, since under CI's load a key can be lost with
+  // nobody at fault.
+  bool key_until(const std::string& keys, const std::function<bool()>& done, double timeout_s);
+  // Ctrl+Q by key_until until the GUI exits: its exit code, none when timeout_s passed first.
   std::optional<int> quit(double timeout_s);
   const std::filesystem::path& log() const { return m_log; }
   std::string log_text() const;

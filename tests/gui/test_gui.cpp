@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -125,17 +124,16 @@ TEST(Gui, CpuSweepDrivenByInputDrawsOneCurvePerKernel) {
 
   const Rect area = *gui.widget("plot_area");
   const std::optional<Rect> legend = gui.widget("plot_legend");
-  // F12 writes the PNG during a later frame. Under CI's load a key can be lost (as Ctrl+Q was once),
-  // so it is sent again every 5 s until the file decodes (it is written in place: a read while it is
-  // being written fails and is retried).
+  // F12 writes the PNG during a later frame, in place: a read while it is being written fails and is
+  // retried, and a lost F12 is sent again.
   Image img;
-  for (int sent = 0; sent < 6 && img.width == 0; ++sent) {
-    gui.key("F12");
-    for (int i = 0; i < 50 && img.width == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (fs::exists(shot)) img = read_png(shot);
-    }
-  }
+  gui.key_until(
+      "F12",
+      [&] {
+        if (fs::exists(shot)) img = read_png(shot);
+        return img.width > 0;
+      },
+      30);
   ASSERT_EQ(gui.quit(30).value_or(-99), 0) << gui.log_text();
 
   ASSERT_EQ(img.width, 1600) << "no screenshot at " << shot;
