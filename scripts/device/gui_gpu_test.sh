@@ -15,7 +15,7 @@ if [[ $PWD != "$root" ]]; then
 fi
 mkdir -p build/tests build/python
 cp "$stage/gui/attnscope-gui" build/attnscope-gui
-ln -sf attnscope-gui build/attnscope  # the same program; the tests ask `attnscope devices`
+ln -sf attnscope-gui build/attnscope  # the same program, at the path the tests know the CLI by
 cp "$stage/gui/attnscope.tests.gui" build/tests/
 rm -rf build/python/attnscope && cp -r "$stage/gui/python/attnscope" build/python/
 source "$stage/xb/env.sh"

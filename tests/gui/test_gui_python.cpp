@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/cli/python_kernels.hpp"
+#include "profiling/engine/engine.hpp"
 #include "reports/jsonl_store.hpp"
 #include "tests/gui/gui_harness.hpp"
 #include "tests/support/test_paths.hpp"
@@ -84,9 +85,7 @@ TEST(GuiPython, UserCallableSweepsBesideABuiltInKernel) {
 // import torch with CUDA.
 TEST(GuiPython, TorchCallableBesideCudnnSdpaOnTheGpu) {
   REQUIRE_PYTHON_MODULE();
-  const auto [devices_rc, devices] = run_capture({attn::test::cli_binary(), "devices"}, {}, 60);
-  if (devices_rc != 0 || devices.find("o GPU: ") != std::string::npos)  // "No GPU: " / "no GPU: "
-    GTEST_SKIP() << "no GPU (attnscope devices: " << devices.substr(0, devices.find('\n')) << ")";
+  if (std::string why; !cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   const auto [torch_rc, torch_out] =
       run_capture({cli::python_runtime().python, "-c",
                    "import torch; assert torch.cuda.is_available(); print(torch.__version__)"},
