@@ -320,6 +320,12 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
       };
+      // O by the softmax's factors; with conditional rescaling only where a row of the warp moved.
+      const auto rescale_o = [&](const float(&f)[2]) {
+        if (!kLazyRescale || any_rescale(f))
+#pragma unroll
+          for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], f);
+      };
       const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
       const auto advance = [&]() {
         if (++stage == Stages) {
@@ -376,9 +382,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::commit();
         // O takes the tile before's rescale while Q K^T runs, not after the softmax: the turn's
         // critical path loses D / 2 multiplies a thread (+2-4% at D 128 and 256, PERF.md).
-        if (!kLazyRescale || any_rescale(alpha))
-#pragma unroll
-          for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
+        rescale_o(alpha);
         fence_o_and_p(pa);
         wgmma::fence();
         issue_pv(pa, prev);
@@ -405,9 +409,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       // ---- the last tile's P V.
       tma::mbar_wait(v_full(prev), prev_parity);
       my_turn_begins();
-      if (!kLazyRescale || any_rescale(alpha))
-#pragma unroll
-        for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], alpha);
+      rescale_o(alpha);
       fence_o_and_p(pa);
       wgmma::fence();
       issue_pv(pa, prev);
