@@ -46,11 +46,11 @@ using ::attn::ptx::kNegInf;
 using ::attn::ptx::pack2;
 using ::attn::ptx::smem_addr;
 
-template <typename T, int D, int BN, int Stages, int WGs, int Cluster>
+template <typename T, int D, int BN, int Stages, int WGs, int Cluster, int QBufs>
 __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr Tile kTile{BN, Stages, WGs, Cluster};
+  constexpr Tile kTile{BN, Stages, WGs, Cluster, QBufs};
   static_assert(Cluster == 1 || (Cluster == 2 && BN % 16 == 0),
                 "a cluster's CTAs each load BN / 2 keys of a tile: whole 8-row swizzle atoms");
   constexpr int kBlockM = rows_of(kTile);
@@ -72,19 +72,23 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t q_s = (smem_addr(smem_raw) + 1023u) & ~1023u;
-  const std::uint32_t k_s = q_s + static_cast<std::uint32_t>(q_bytes(D, kTile));
+  constexpr std::uint32_t kQBytes = q_bytes(D, kTile);
+  const std::uint32_t k_s = q_s + QBufs * kQBytes;
   const std::uint32_t v_s = k_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
   const std::uint32_t bars = v_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
-  // Q full also hands the consumers the next work item (work_slot); Q empty says they have read it
-  // and their last Q K^T of the item is done.
-  const std::uint32_t q_full = bars, q_empty = bars + 8u;
-  const auto k_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + s); };
-  const auto v_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + Stages + s); };
-  const auto k_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + 2 * Stages + s); };
-  const auto v_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(2 + 3 * Stages + s); };
-  // The item the producer took (n_work: none left), after the barriers.
-  volatile int& work_slot = *reinterpret_cast<volatile int*>(smem_raw + (bars - smem_addr(smem_raw)) +
-                                                             8u * static_cast<std::uint32_t>(2 + 4 * Stages));
+  // Q full (of Q buffer b) also hands the consumers that buffer's work item (work_slot(b)); Q empty
+  // says they have read it and their last Q K^T of the item is done.
+  constexpr int kQBars = 2 * QBufs;
+  const auto q_full = [&](int b) { return bars + 8u * static_cast<std::uint32_t>(b); };
+  const auto q_empty = [&](int b) { return bars + 8u * static_cast<std::uint32_t>(QBufs + b); };
+  const auto k_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(kQBars + s); };
+  const auto v_full = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(kQBars + Stages + s); };
+  const auto k_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(kQBars + 2 * Stages + s); };
+  const auto v_empty = [&](int s) { return bars + 8u * static_cast<std::uint32_t>(kQBars + 3 * Stages + s); };
+  // The item the producer took for Q buffer b (n_work: none left), after the barriers.
+  volatile int* const work_slots = reinterpret_cast<volatile int*>(
+      smem_raw + (bars - smem_addr(smem_raw)) + 8u * static_cast<std::uint32_t>(kQBars + 4 * Stages));
+  const auto work_slot = [&](int b) -> volatile int& { return work_slots[2 * b]; };
 
   const int tid = static_cast<int>(threadIdx.x);
   // A work item is Cluster adjacent row blocks of one (head, batch), one a CTA of the cluster; with
@@ -110,8 +114,11 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   };
 
   if (tid == 0) {
-    tma::mbar_init(q_full, 1);
-    tma::mbar_init(q_empty, kConsumerWarps);
+#pragma unroll
+    for (int b = 0; b < QBufs; ++b) {
+      tma::mbar_init(q_full(b), 1);
+      tma::mbar_init(q_empty(b), kConsumerWarps);
+    }
 #pragma unroll
     for (int s = 0; s < Stages; ++s) {
       tma::mbar_init(k_full(s), 1);
@@ -137,7 +144,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       tma::prefetch_map(&p.q_map);
       tma::prefetch_map(&p.k_map);
       tma::prefetch_map(&p.v_map);
-      int stage = 0;
+      int stage = 0, qb = 0;
       std::uint32_t free_parity = 1, q_free_parity = 1;  // fresh buffers count as released
       int next_static = static_cast<int>(blockIdx.x) / Cluster;
 #pragma unroll 1
@@ -188,19 +195,23 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         constexpr bool kKFirst = D <= 128;
         if (kKFirst && n_tiles > 0)
           load_kv(&p.k_map, k_s, k_full(stage), k_empty(stage), (keys.n_hi - 1) * BN);
-        tma::mbar_wait(q_empty, q_free_parity);
-        q_free_parity ^= 1u;
-        work_slot = w;
+        const int b = qb;
+        tma::mbar_wait(q_empty(b), q_free_parity);
+        if (++qb == QBufs) {
+          qb = 0;
+          q_free_parity ^= 1u;
+        }
+        work_slot(b) = w;
         if (n_tiles <= 0) {  // nothing to load: the arrival alone hands over the item (or the end)
-          tma::mbar_arrive(q_full);
+          tma::mbar_arrive(q_full(b));
           if (w == n_work) break;
           continue;
         }
-        tma::mbar_arrive_expect_tx(q_full, q_bytes(D, kTile));
+        tma::mbar_arrive_expect_tx(q_full(b), kQBytes);
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
-          tma::load_tile_4d(q_s + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map, q_full, c * kChunk,
-                            wi.h, wi.m_block * kBlockM, wi.b);
+          tma::load_tile_4d(q_s + b * kQBytes + static_cast<std::uint32_t>(c * kQChunkBytes), &p.q_map,
+                            q_full(b), c * kChunk, wi.h, wi.m_block * kBlockM, wi.b);
 #pragma unroll 1
         for (int it = 0; it < n_tiles; ++it) {
           const int key0 = (keys.n_hi - 1 - it) * BN;
@@ -233,7 +244,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   // Named barrier 1 + w: "warpgroup w may issue its wgmmas"; the turn passes round-robin, across work
   // items too.
   const int my_turn = 1 + cw, next_turn = 1 + (cw + 1) % WGs;
-  const std::uint32_t q_wg = q_s + static_cast<std::uint32_t>(cw * 64 * 128);
+  const std::uint32_t q_wg0 = q_s + static_cast<std::uint32_t>(cw * 64 * 128);
 
   // A warp's arrival: its lanes have all read what the barrier hands back (the work slot, a slot).
   const auto release = [&](std::uint32_t bar) {
@@ -249,8 +260,12 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   };
   // The ring position of the next K/V tile, and the parity of the next Q: they run on across items
   // exactly as the producer's do.
-  int stage = 0;
+  // With one Q buffer its parity toggles an item; with more, one counter of the items taken gives the
+  // buffer (q_item % QBufs) and its parity (q_item / QBufs % 2): a buffer index and a parity as two
+  // registers spilled at D 64's 160.
+  int stage = 0, q_item = 0;
   std::uint32_t parity = 0, q_parity = 0;
+  const auto q_buffer = [&]() { return QBufs == 1 ? 0 : q_item % QBufs; };
   // Turns pay at D 64 and 128 (5-8% over issuing whenever ready at D 64); at D 256, since O's rescale
   // moved under Q K^T, issuing whenever ready is level to +6% (causal S 8192): no turns there, as in
   // FlashAttention-3 (docs/PERF.md).
@@ -265,14 +280,15 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 
 #pragma unroll 1
   while (true) {
-    tma::mbar_wait(q_full, q_parity);
+    tma::mbar_wait(q_full(q_buffer()),
+                   QBufs == 1 ? q_parity : static_cast<std::uint32_t>(q_item / QBufs) & 1u);
     q_parity ^= 1u;
-    const int w = work_slot;
+    const int w = work_slot(q_buffer());
     if (w >= n_work) break;
     const WorkItem wi = item_of(w);
     const ffpa::KeyTiles keys = key_tiles_of(wi);
     const int n_tiles = keys.n_hi - keys.n_lo;
-    if (n_tiles <= 0) release(q_empty);  // read the item; no Q K^T will follow
+    if (n_tiles <= 0) release(q_empty(q_buffer()));  // read the item; no Q K^T will follow
     const int row0 = wi.m_block * kBlockM;
     const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
 
@@ -289,6 +305,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     if (n_tiles > 0) {
       const auto issue_qk = [&](float(&s)[BN / 2], int slot) {
         const std::uint32_t kb = k_s + static_cast<std::uint32_t>(slot * kSlotBytes);
+        const std::uint32_t q_wg = q_wg0 + static_cast<std::uint32_t>(q_buffer()) * kQBytes;
 #pragma unroll
         for (int c = 0; c < kChunks; ++c) {
           // A descriptor's address field counts 16 bytes: the k16 slice 32 bytes on is + 2.
@@ -357,7 +374,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::wait<0>();
         wgmma::fence_operands(s);
         release_kv(k_empty(stage));
-        if (n_tiles == 1) release(q_empty);  // the item's last Q K^T
+        if (n_tiles == 1) release(q_empty(q_buffer()));  // the item's last Q K^T
         online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
         pack_p<T, BN>(s, pa);
       }
@@ -393,7 +410,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
         wgmma::fence_operands(s);
         release_kv(k_empty(stage));
-        if (it == n_tiles - 1) release(q_empty);  // Q is free for the next item's load
+        if (it == n_tiles - 1) release(q_empty(q_buffer()));  // Q is free for the next item's load
         online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
         wgmma::wait<0>();
         fence_o_and_p(pa);
@@ -466,6 +483,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
         p.lse[(static_cast<std::int64_t>(we.b) * p.heads_q + we.h) * p.seq_q + row] =
             l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
     }
+    if constexpr (QBufs > 1) ++q_item;
   }
   // The last warpgroup arrived once more than warpgroup 0 synced (its first arrival let 0 start).
   if (kTurns && cw == 0) tma::named_sync(1, kPairThreads);

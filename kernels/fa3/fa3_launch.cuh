@@ -21,11 +21,12 @@
 
 namespace attn::fa3 {
 
-template <typename T, int D, int BN, int Stages, int WGs, int Cluster>
+template <typename T, int D, int BN, int Stages, int WGs, int Cluster, int QBufs>
 void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
-  constexpr Tile kTile{BN, Stages, WGs, Cluster};
+  constexpr Tile kTile{BN, Stages, WGs, Cluster, QBufs};
   constexpr int kSmem = smem_bytes(D, kTile);
-  const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs, Cluster>;
+  static_assert(kSmem <= 227 * 1024, "the tile's shared memory exceeds sm_90's 227 KiB a CTA");
+  const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs, Cluster, QBufs>;
   // Once per kernel (prepare() checked the GPU allows the shared memory): the attribute, and how many
   // clusters fit at once. A GPC with an odd number of free SMs leaves one idle, so a persistent grid
   // of clusters is sized by the occupancy query, not the SM count: a cluster that had to wait for a
@@ -53,9 +54,9 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
 // The compiled tiles of a head dim, tried in order against the requested one.
 template <typename T, int D, const auto& kTiles, std::size_t... I>
 bool launch_compiled(const Fa3Params& p, const Tile& tile, cudaStream_t stream, std::index_sequence<I...>) {
-  return ((tile == kTiles[I] &&
-           (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs, kTiles[I].cluster>(p, stream),
-            true)) ||
+  return ((tile == kTiles[I] && (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs,
+                                            kTiles[I].cluster, kTiles[I].q_buffers>(p, stream),
+                                 true)) ||
           ...);
 }
 
@@ -73,6 +74,8 @@ void run_fa3(const Fa3Params& p, const Tile& tile, void* stream) {
   why += std::to_string(tile.wgs);
   why += ", cluster ";
   why += std::to_string(tile.cluster);
+  why += ", q_buffers ";
+  why += std::to_string(tile.q_buffers);
   why += " is not compiled for D=";
   why += std::to_string(kD);
   throw KernelError(why);

@@ -37,7 +37,7 @@ bool has_band(const Problem& p) { return p.causal || p.window.active(); }
 
 // The tile the knobs ask for: a zero knob takes the default's value.
 Tile requested_tile(const Problem& p, const Knobs& k) {
-  const Tile def = fa3::default_tile(static_cast<int>(p.head_dim), has_band(p));
+  const Tile def = fa3::default_tile(static_cast<int>(p.head_dim), has_band(p), static_cast<int>(p.seq_kv));
   Tile t = def;
   if (const int bn = knob_value(k, "bn")) t.bn = bn;
   if (const int wgs = knob_value(k, "warpgroups")) t.wgs = wgs;
@@ -45,8 +45,13 @@ Tile requested_tile(const Problem& p, const Knobs& k) {
     t.cluster = cluster;
   else if (t.bn != def.bn || t.wgs != def.wgs)  // the default's cluster goes with the default's tile only
     t.cluster = 1;
+  if (const int q_buffers = knob_value(k, "q_buffers"))
+    t.q_buffers = q_buffers;
+  else if (t.bn != def.bn || t.wgs != def.wgs || t.cluster != def.cluster)  // likewise the Q buffers
+    t.q_buffers = 1;
   for (const Tile& c : fa3::compiled_tiles(static_cast<int>(p.head_dim)))
-    if (c.bn == t.bn && c.wgs == t.wgs && c.cluster == t.cluster) return c;  // the compiled stage count
+    if (c.bn == t.bn && c.wgs == t.wgs && c.cluster == t.cluster && c.q_buffers == t.q_buffers)
+      return c;  // the compiled stage count
   t.stages = 0;
   return t;
 }
@@ -69,9 +74,11 @@ std::string tile_why_not(const Problem& p, const Knobs& k) {
   why += std::to_string(t.wgs);
   why += ", cluster = ";
   why += std::to_string(t.cluster);
+  why += ", q_buffers = ";
+  why += std::to_string(t.q_buffers);
   why += ": fa3.wgmma at D=";
   why += std::to_string(p.head_dim);
-  why += " is compiled for (bn, warpgroups, cluster) in";
+  why += " is compiled for (bn, warpgroups, cluster, q_buffers) in";
   for (const Tile& c : fa3::compiled_tiles(static_cast<int>(p.head_dim))) {
     why += " (";
     why += std::to_string(c.bn);
@@ -79,6 +86,8 @@ std::string tile_why_not(const Problem& p, const Knobs& k) {
     why += std::to_string(c.wgs);
     why += ", ";
     why += std::to_string(c.cluster);
+    why += ", ";
+    why += std::to_string(c.q_buffers);
     why += ')';
   }
   why += " (0 = the default)";
@@ -214,7 +223,8 @@ KernelSpec make_fa3_wgmma_spec() {
       {"bn",
        {0, 64, 80, 128, 176},
        0,
-       "keys a tile (0 = default: D=64 128; D=128 176, or 128 with a causal mask or window; D=256 80); "
+       "keys a tile (0 = default: D=64 128; D=128 176 without a mask band from 4096 keys up, else 128; D=256 "
+       "80); "
        "compiled: D=64 128, D=128 128/176, D=256 64/80"},
       {"warpgroups",
        {0, 2, 3},
@@ -225,7 +235,14 @@ KernelSpec make_fa3_wgmma_spec() {
        0,
        "CTAs a thread-block cluster (0 = default: 2 at D=128 and 256 without a mask band, else 1); 2 = two "
        "adjacent row blocks of a head, each CTA loading half of every K/V tile into both by TMA multicast "
-       "(full masks only; static work order); compiled for D=128 bn 176 and D=256 bn 80"},
+       "(full masks only; static work order); compiled for D=128 bn 176 and 128, D=256 bn 80"},
+      {"q_buffers",
+       {0, 1, 2},
+       0,
+       "Q buffers (0 = default: 2 at D=64 and at D=128 bn 128, else 1); 2 = the producer loads the next work "
+       "item's Q while the "
+       "consumers still read this one's, instead of after their last Q K^T; compiled for D=64 bn 128 "
+       "warpgroups 3 and D=128 bn 128 (cluster 1 and 2)"},
       {"cta_per_item",
        {0, 1},
        0,

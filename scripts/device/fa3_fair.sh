@@ -5,7 +5,8 @@
 # (anchors.py, its own timer) in the same call. Usage: scripts/device/fa3_fair.sh BIN ANCHORS_PY
 # (FAIR_KERNELS: the kernel list, knobbed variants included; FAIR_ANCHOR_DTYPES: the anchors' dtypes;
 # FAIR_ANCHOR_TIMEOUT_S: each anchors run's limit, 240 s: with the GPU tests before it, a call of 2026-11-28
-# ran past the device's 600 s while the anchors ran, and the table printed before them never came back)
+# ran past the device's 600 s while the anchors ran, and the table printed before them never came back;
+# FAIR_ANCHOR_D and FAIR_ANCHOR_IMPL: the anchors' head dims (64,128,256) and implementations (flash,triton))
 set -uo pipefail
 source "$(dirname "$0")/common.sh" "${1:-build}"
 ANCHORS=${2:-dev-carry/z/anchors.py}
@@ -32,6 +33,6 @@ for key in sorted(rows):
     print(*key, "| " + " | ".join(f"{v[0]:.1f} ({v[1]:.0f})" if v else "-" for v in cells) + f" | {f[0] / max(c[0], 1e-9):.3f}")
 PY
 for dt in ${FAIR_ANCHOR_DTYPES:-fp16 bf16}; do
-  (unset LD_LIBRARY_PATH; timeout "${FAIR_ANCHOR_TIMEOUT_S:-240}" python3 "$ANCHORS" --d 64,128,256 --s 2048,8192 --causal 0,1 \
-    --impl flash,triton --dtype "$dt" 2>&1 | tail -30)
+  (unset LD_LIBRARY_PATH; timeout "${FAIR_ANCHOR_TIMEOUT_S:-240}" python3 "$ANCHORS" --d "${FAIR_ANCHOR_D:-64,128,256}" --s 2048,8192 \
+    --causal 0,1 --impl "${FAIR_ANCHOR_IMPL:-flash,triton}" --dtype "$dt" 2>&1 | tail -30)
 done

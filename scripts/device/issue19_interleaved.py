@@ -3,23 +3,30 @@
 anchors.py, interleaved shape by shape in one process, so both tools see the same GPU state (clocks,
 temperature) at each comparison.
 
-  python3 scripts/device/issue19_interleaved.py BINDIR ANCHORS.py [ROUNDS] [OUT.json]
+  python3 scripts/device/issue19_interleaved.py BINDIR ANCHORS.py [ROUNDS] [OUT.json] [COOLDOWN_MS]
 
 BINDIR/python holds the attnscope module for this python3. Per round and fa2-tokens16k shape (B*S =
 16384, H*D = 2048, S 2048/8192, D 64/128/256, causal 0/1, fp16): attnscope.run in this process
 (--in-process, L2 warm as anchors.py times, no check, no metrics, at least 50 samples) with
 torch.flash, torch.cudnn and torch.efficient, then anchors.measure for each (100 calls); the tool
 that goes first alternates by round and the shape order rotates. Per (backend, shape): the median
-over rounds of the per-round ratio ours / anchors, and the ratio of the two medians."""
+over rounds of the per-round ratio ours / anchors, and the ratio of the two medians.
+
+COOLDOWN_MS > 0 idles the GPU that long before every measurement on both sides (attnscope's
+--cooldown-ms, a sleep before each anchors.measure), so that each starts from the same clock and
+power state instead of whatever the measurement before it left: without it the cuDNN backend's
+medians moved 6-15% from round to round on both sides (docs/VALIDATION.md)."""
 import importlib.util
 import json
 import statistics
 import sys
 import tempfile
+import time
 
 bindir, anchors_path = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-out_json = sys.argv[4] if len(sys.argv) > 4 else None
+out_json = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
+cooldown_ms = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 sys.path.insert(0, f"{bindir}/python")
 import torch  # noqa: E402  (PyTorch before attnscope's extension: its own cuDNN)
 
@@ -31,7 +38,7 @@ import attnscope  # noqa: E402
 IMPLS = ("flash", "cudnn", "efficient")
 SHAPES = [(s, d, c) for s in (2048, 8192) for d in (64, 128, 256) for c in (0, 1)]
 ARGS = ["--in-process", "--force", "--l2", "warm", "--no-check", "--metrics", "none", "--min-samples", "50",
-        "--max-time-s", "0.5", "--warmup-ms", "20"]
+        "--max-time-s", "0.5", "--warmup-ms", "20", "--cooldown-ms", f"{cooldown_ms:g}"]
 ours = {}
 theirs = {}
 cache = {}
@@ -49,6 +56,9 @@ def measure_ours(s, d, c):
 
 def measure_theirs(s, d, c):
     for impl in IMPLS:
+        if cooldown_ms > 0:
+            torch.cuda.synchronize()
+            time.sleep(cooldown_ms / 1000)
         ms, _ = anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 100, cache)
         theirs.setdefault((impl, s, d, c), []).append(ms)
 

@@ -61,7 +61,11 @@ std::vector<Fa3Case> all_cases() {
         knob_tag += std::to_string(tile.wgs);
         knob_tag += "_cl";
         knob_tag += std::to_string(tile.cluster);
-        const attn::Knobs knobs = {{"bn", tile.bn}, {"warpgroups", tile.wgs}, {"cluster", tile.cluster}};
+        if (tile.q_buffers > 1) knob_tag += "_qb" + std::to_string(tile.q_buffers);
+        const attn::Knobs knobs = {{"bn", tile.bn},
+                                   {"warpgroups", tile.wgs},
+                                   {"cluster", tile.cluster},
+                                   {"q_buffers", tile.q_buffers}};
         const auto add_tiled = [&](const std::string& n, const Problem& p) {
           out.push_back({tag + n + knob_tag, p, knobs});
         };
@@ -156,7 +160,7 @@ TEST(Fa3WgmmaRepeat, EveryLaunchAndGraphReplayComputesTheWholeOutput) {
 // row of an odd count of row blocks (25: the last pair's second block past Sq) written.
 TEST(Fa3WgmmaRepeat, ClusteredLaunchesRepeatBitForBit) {
   ATTN_SKIP_WITHOUT_GPU();
-  ASSERT_EQ(f3::default_tile(128, false).cluster, 2);
+  ASSERT_EQ(f3::default_tile(128, false, 3100).cluster, 2);
   expect_repeats_bit_for_bit(make_problem(2, 16, 4, 3100, 3100, 128, DType::fp16), 12u);
 }
 
@@ -228,25 +232,35 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
       EXPECT_LE(d / 2 + t.bn / 2 + t.bn / 4, f3::consumer_regs(t) - 24) << what;
       EXPECT_LE(128 * f3::producer_regs(t) + 128 * t.wgs * f3::consumer_regs(t), 65536) << what;
     }
-  // Each default is compiled, and the band default differs only where the traits say so (D=128).
+  // Each default is compiled, and the band or the key count changes it only where the traits say so
+  // (D=128).
   for (int d : f3::kHeadDims)
-    for (bool band : {false, true}) {
-      const f3::Tile t = f3::default_tile(d, band);
-      bool compiled = false;
-      for (const f3::Tile& c : f3::compiled_tiles(d)) compiled = compiled || c == t;
-      EXPECT_TRUE(compiled) << "D=" << d << " band " << band;
-    }
-  EXPECT_EQ(f3::default_tile(128, false).bn, 176);
-  EXPECT_EQ(f3::default_tile(128, true).bn, 128);
+    for (bool band : {false, true})
+      for (int sk : {1, f3::kLongKeys - 1, f3::kLongKeys, 8192}) {
+        const f3::Tile t = f3::default_tile(d, band, sk);
+        bool compiled = false;
+        for (const f3::Tile& c : f3::compiled_tiles(d)) compiled = compiled || c == t;
+        EXPECT_TRUE(compiled) << "D=" << d << " band " << band << " Sk " << sk;
+        if (d != 128) {
+          EXPECT_EQ(t, f3::default_tile(d, band, 1)) << "D=" << d << " Sk " << sk;
+        }
+      }
+  EXPECT_EQ(f3::default_tile(128, false, 8192).bn, 176);
+  EXPECT_EQ(f3::default_tile(128, false, f3::kLongKeys).bn, 176);
+  EXPECT_EQ(f3::default_tile(128, false, 2048), (f3::Tile{128, 2, 2, 2, 2}));
+  EXPECT_EQ(f3::default_tile(128, true, 8192), (f3::Tile{128, 2, 2, 1, 2}));
   // Clusters for full masks at D=128 and 256 only, in halves of whole 8-row swizzle atoms.
-  EXPECT_EQ(f3::default_tile(128, false).cluster, 2);
-  EXPECT_EQ(f3::default_tile(256, false).cluster, 2);
-  EXPECT_EQ(f3::default_tile(64, false).cluster, 1);
+  EXPECT_EQ(f3::default_tile(128, false, 8192).cluster, 2);
+  EXPECT_EQ(f3::default_tile(256, false, 8192).cluster, 2);
+  EXPECT_EQ(f3::default_tile(64, false, 8192).cluster, 1);
   for (int d : f3::kHeadDims) {
-    EXPECT_EQ(f3::default_tile(d, true).cluster, 1) << "D=" << d;
+    EXPECT_EQ(f3::default_tile(d, true, 8192).cluster, 1) << "D=" << d;
     for (const f3::Tile& t : f3::compiled_tiles(d))
       EXPECT_EQ(t.bn / t.cluster % 8, 0) << "D=" << d << " bn " << t.bn;
   }
+  // Two Q buffers only where they fit beside the ring (the first loop checks every tile's bytes).
+  EXPECT_EQ(f3::default_tile(64, false, 8192).q_buffers, 2);
+  EXPECT_EQ(f3::default_tile(256, false, 2048).q_buffers, 1);
 }
 
 TEST(Fa3WgmmaSpec, WorkSectionsKeepTheirKeysAndValuesWithinL2) {
@@ -302,9 +316,23 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   EXPECT_EQ(spec->why_not(p, {{"bn", 176}, {"warpgroups", 2}}), "");
   const std::string why = spec->why_not(p, {{"bn", 80}});
   EXPECT_NE(why.find("knobs bn = 80, warpgroups = 2, cluster = 1"), std::string::npos) << why;
-  EXPECT_NE(why.find("(176, 2, 2) (176, 2, 1) (128, 2, 1)"), std::string::npos) << why;
+  EXPECT_NE(why.find("(176, 2, 2, 1) (128, 2, 2, 2) (128, 2, 1, 2) (176, 2, 1, 1) (128, 2, 1, 1)"),
+            std::string::npos)
+      << why;
   EXPECT_NE(spec->why_not(p, {{"warpgroups", 3}}).find("warpgroups = 3"), std::string::npos);
-  EXPECT_EQ(spec->why_not(make_problem(1, 2, 2, 512, 512, 64, DType::bf16), {{"warpgroups", 3}}), "");
+  const Problem p64 = make_problem(1, 2, 2, 512, 512, 64, DType::bf16);
+  EXPECT_EQ(spec->why_not(p64, {{"warpgroups", 3}}), "");
+  // Q buffers: D=64's default takes two, one on request; another tile than the default's goes back to
+  // one unless asked (D=64 with two warpgroups is compiled with one only); D=128's bn 176 has no room.
+  // p has 512 keys: D=128's default there is bn 128, clustered, two Q buffers.
+  EXPECT_EQ(spec->why_not(p64, {{"q_buffers", 1}}), "");
+  EXPECT_EQ(spec->why_not(p64, {{"warpgroups", 2}}), "");
+  EXPECT_NE(spec->why_not(p64, {{"warpgroups", 2}, {"q_buffers", 2}}).find("q_buffers = 2"),
+            std::string::npos);
+  EXPECT_EQ(spec->why_not(p, {{"bn", 128}, {"cluster", 2}, {"q_buffers", 2}}), "");
+  const std::string no_room = spec->why_not(p, {{"bn", 176}, {"cluster", 2}, {"q_buffers", 2}});
+  EXPECT_NE(no_room.find("bn = 176, warpgroups = 2, cluster = 2, q_buffers = 2"), std::string::npos)
+      << no_room;
   // Clusters: on request for a full mask, refused with a band (naming the knob and the mask), and not
   // compiled for every tile.
   EXPECT_EQ(spec->why_not(p, {{"cluster", 2}}), "");
@@ -316,8 +344,9 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   const std::string windowed =
       spec->why_not(make_problem(1, 2, 2, 512, 512, 128, DType::fp16, false, {64, 0}), {{"cluster", 2}});
   EXPECT_NE(windowed.find("a window"), std::string::npos) << windowed;
-  const std::string uncompiled = spec->why_not(p, {{"bn", 128}, {"cluster", 2}});
-  EXPECT_NE(uncompiled.find("bn = 128, warpgroups = 2, cluster = 2"), std::string::npos) << uncompiled;
+  const std::string uncompiled = spec->why_not(p, {{"bn", 128}, {"cluster", 2}, {"q_buffers", 1}});
+  EXPECT_NE(uncompiled.find("bn = 128, warpgroups = 2, cluster = 2, q_buffers = 1"), std::string::npos)
+      << uncompiled;
   EXPECT_NE(spec->why_not(p, {{"cluster", 3}}).find("cluster"), std::string::npos);
 }
 
