@@ -60,6 +60,29 @@ __device__ __forceinline__ void load_tile_4d_multicast(std::uint32_t dst, const 
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "h"(cta_mask)
       : "memory");
 }
+// A 4-D tile of shared memory at `src` stored to `map` at element coordinates (c0 innermost .. c3), in
+// the issuing thread's bulk group; coordinates past the tensor's extent are not written. The shared
+// memory's writes must be made visible to the async proxy first (wgmma::fence_proxy_async_smem), and
+// `src` stays untouched until store_wait_read().
+__device__ __forceinline__ void store_tile_4d(const CUtensorMap* map, std::uint32_t src, int c0, int c1,
+                                              int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Until the thread's committed stores have read their shared memory (it may then be written again).
+__device__ __forceinline__ void store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// Until the thread's committed stores are complete.
+__device__ __forceinline__ void store_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void st_shared_u32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
 __device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }

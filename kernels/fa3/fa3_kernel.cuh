@@ -46,11 +46,11 @@ using ::attn::ptx::kNegInf;
 using ::attn::ptx::pack2;
 using ::attn::ptx::smem_addr;
 
-template <typename T, int D, int BN, int Stages, int WGs, int Cluster, int QBufs>
+template <typename T, int D, int BN, int Stages, int WGs, int Cluster, int QBufs, bool TmaStore>
 __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     fa3_forward_kernel(const __grid_constant__ Fa3Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr Tile kTile{BN, Stages, WGs, Cluster, QBufs};
+  constexpr Tile kTile{BN, Stages, WGs, Cluster, QBufs, TmaStore};
   static_assert(Cluster == 1 || (Cluster == 2 && BN % 16 == 0),
                 "a cluster's CTAs each load BN / 2 keys of a tile: whole 8-row swizzle atoms");
   constexpr int kBlockM = rows_of(kTile);
@@ -75,7 +75,10 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   constexpr std::uint32_t kQBytes = q_bytes(D, kTile);
   const std::uint32_t k_s = q_s + QBufs * kQBytes;
   const std::uint32_t v_s = k_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
-  const std::uint32_t bars = v_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
+  // O's staging tile (TmaStore): per consumer warpgroup D / 64 chunks of [64 rows][128 bytes], swizzled
+  // as the O tensor map's boxes are.
+  const std::uint32_t o_s = v_s + static_cast<std::uint32_t>(Stages * kSlotBytes);
+  const std::uint32_t bars = o_s + static_cast<std::uint32_t>(o_stage_bytes(D, kTile));
   // Q full (of Q buffer b) also hands the consumers that buffer's work item (work_slot(b)); Q empty
   // says they have read it and their last Q K^T of the item is done.
   constexpr int kQBars = 2 * QBufs;
@@ -440,6 +443,13 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 
     // ---- epilogue: the full row sums, O / l, LSE.
     const WorkItem we = item_of(w);
+    // TmaStore: the warpgroup's staging tile is free once the last item's stores have read it (its
+    // first thread issued them); named barriers 4 .. 4 + WGs - 1 (the turns take 1 .. WGs).
+    const std::uint32_t o_wg = o_s + static_cast<std::uint32_t>(cw * 64 * D * 2);
+    if constexpr (TmaStore) {
+      if (tid % 128 == 0) tma::store_wait_read();
+      tma::named_sync(4 + cw, 128);
+    }
     T* o_head = static_cast<T*>(p.o) + fa2::q_head_offset(p, we.b, we.h, D);
     float l[2];
 #pragma unroll
@@ -451,11 +461,22 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       const int row = we.m_block * kBlockM + wg_row + 8 * hr;
-      // Wide stores need every lane of the quad in the shuffles, rows past Sq included.
-      if (!kWideStores && row >= p.seq_q) continue;
+      // Wide stores need every lane of the quad in the shuffles, rows past Sq included; the TMA store
+      // leaves out the rows past Sq itself.
+      if (!kWideStores && !TmaStore && row >= p.seq_q) continue;
       const float inv = l[hr] > 0.0f ? 1.0f / l[hr] : 0.0f;  // a row with no visible key: O = 0
       T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
-      if constexpr (kWideStores) {
+      if constexpr (TmaStore) {
+        // Row r of the warpgroup's 64 holds its 16-byte unit j at j ^ (r % 8): the 128-byte swizzle.
+        const int r = 16 * warp + g + 8 * hr;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            tma::st_shared_u32(
+                o_wg + static_cast<std::uint32_t>(c * 64 * 128 + r * 128 + ((j ^ (r & 7)) << 4) + 4 * t4),
+                pack2<T>(o_at(32 * c + 4 * j + 2 * hr) * inv, o_at(32 * c + 4 * j + 2 * hr + 1) * inv));
+      } else if constexpr (kWideStores) {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
@@ -479,12 +500,25 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
             *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
                 pack2<T>(o_at(32 * c + 4 * j + 2 * hr) * inv, o_at(32 * c + 4 * j + 2 * hr + 1) * inv);
       }
-      if (p.lse != nullptr && t4 == 0 && (!kWideStores || row < p.seq_q))
+      if (p.lse != nullptr && t4 == 0 && (!(kWideStores || TmaStore) || row < p.seq_q))
         p.lse[(static_cast<std::int64_t>(we.b) * p.heads_q + we.h) * p.seq_q + row] =
             l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
     }
+    if constexpr (TmaStore) {
+      wgmma::fence_proxy_async_smem();  // the warpgroup's writes, visible to the TMA unit
+      tma::named_sync(4 + cw, 128);
+      if (tid % 128 == 0) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+          tma::store_tile_4d(&p.o_map, o_wg + static_cast<std::uint32_t>(c * 64 * 128), c * kChunk, we.h,
+                             we.m_block * kBlockM + 64 * cw, we.b);
+        tma::store_commit();
+      }
+    }
     if constexpr (QBufs > 1) ++q_item;
   }
+  // The staging tile must outlive the stores that read it.
+  if (TmaStore && tid % 128 == 0) tma::store_wait_all();
   // The last warpgroup arrived once more than warpgroup 0 synced (its first arrival let 0 start).
   if (kTurns && cw == 0) tma::named_sync(1, kPairThreads);
   if constexpr (Cluster > 1) {

@@ -21,12 +21,12 @@
 
 namespace attn::fa3 {
 
-template <typename T, int D, int BN, int Stages, int WGs, int Cluster, int QBufs>
+template <typename T, int D, int BN, int Stages, int WGs, int Cluster, int QBufs, bool TmaStore>
 void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
-  constexpr Tile kTile{BN, Stages, WGs, Cluster, QBufs};
+  constexpr Tile kTile{BN, Stages, WGs, Cluster, QBufs, TmaStore};
   constexpr int kSmem = smem_bytes(D, kTile);
   static_assert(kSmem <= 227 * 1024, "the tile's shared memory exceeds sm_90's 227 KiB a CTA");
-  const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs, Cluster, QBufs>;
+  const auto kernel = fa3_forward_kernel<T, D, BN, Stages, WGs, Cluster, QBufs, TmaStore>;
   // Once per kernel (prepare() checked the GPU allows the shared memory): the attribute, and how many
   // clusters fit at once. A GPC with an odd number of free SMs leaves one idle, so a persistent grid
   // of clusters is sized by the occupancy query, not the SM count: a cluster that had to wait for a
@@ -54,9 +54,10 @@ void launch_fa3(const Fa3Params& p, cudaStream_t stream) {
 // The compiled tiles of a head dim, tried in order against the requested one.
 template <typename T, int D, const auto& kTiles, std::size_t... I>
 bool launch_compiled(const Fa3Params& p, const Tile& tile, cudaStream_t stream, std::index_sequence<I...>) {
-  return ((tile == kTiles[I] && (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs,
-                                            kTiles[I].cluster, kTiles[I].q_buffers>(p, stream),
-                                 true)) ||
+  return ((tile == kTiles[I] &&
+           (launch_fa3<T, D, kTiles[I].bn, kTiles[I].stages, kTiles[I].wgs, kTiles[I].cluster,
+                       kTiles[I].q_buffers, kTiles[I].tma_store>(p, stream),
+            true)) ||
           ...);
 }
 

@@ -17,6 +17,7 @@ struct Fa3Params : fa2::Fa2Params {
   CUtensorMap q_map;  // [B, Sq, Hq, D]: boxes of 128 rows x 64 columns
   CUtensorMap k_map;  // [B, Sk, Hkv, D]: boxes of bn keys x 64 columns
   CUtensorMap v_map;
+  CUtensorMap o_map;  // [B, Sq, Hq, D]: boxes of 64 rows x 64 columns (the epilogue's TMA stores)
 };
 
 }  // namespace attn::fa3

@@ -49,8 +49,13 @@ Tile requested_tile(const Problem& p, const Knobs& k) {
     t.q_buffers = q_buffers;
   else if (t.bn != def.bn || t.wgs != def.wgs || t.cluster != def.cluster)  // likewise the Q buffers
     t.q_buffers = 1;
+  if (const int epilogue = knob_value(k, "epilogue"))
+    t.tma_store = epilogue == 2;
+  else if (t.bn != def.bn || t.wgs != def.wgs || t.cluster != def.cluster || t.q_buffers != def.q_buffers)
+    t.tma_store = false;  // and the epilogue
   for (const Tile& c : fa3::compiled_tiles(static_cast<int>(p.head_dim)))
-    if (c.bn == t.bn && c.wgs == t.wgs && c.cluster == t.cluster && c.q_buffers == t.q_buffers)
+    if (c.bn == t.bn && c.wgs == t.wgs && c.cluster == t.cluster && c.q_buffers == t.q_buffers &&
+        c.tma_store == t.tma_store)
       return c;  // the compiled stage count
   t.stages = 0;
   return t;
@@ -76,6 +81,8 @@ std::string tile_why_not(const Problem& p, const Knobs& k) {
   why += std::to_string(t.cluster);
   why += ", q_buffers = ";
   why += std::to_string(t.q_buffers);
+  why += ", epilogue = ";
+  why += t.tma_store ? "2 (TMA stores)" : "1 (registers)";
   why += ": fa3.wgmma at D=";
   why += std::to_string(p.head_dim);
   why += " is compiled for (bn, warpgroups, cluster, q_buffers) in";
@@ -88,6 +95,7 @@ std::string tile_why_not(const Problem& p, const Knobs& k) {
     why += std::to_string(c.cluster);
     why += ", ";
     why += std::to_string(c.q_buffers);
+    if (c.tma_store) why += ", TMA stores";
     why += ')';
   }
   why += " (0 = the default)";
@@ -144,7 +152,7 @@ class Fa3Kernel final : public PreparedKernel {
             : fa3::section_heads(m_problem.seq_kv, static_cast<int>(m_problem.head_dim), m_params.group,
                                  m_problem.heads_q * m_problem.batch);
     // The maps hold the base addresses: encoded again only when the buffers move.
-    if (a.q != m_q || a.k != m_k || a.v != m_v) {
+    if (a.q != m_q || a.k != m_k || a.v != m_v || a.o != m_o) {
       const Problem& pr = m_problem;
       fa3::encode_bshd_map(
           m_params.q_map, a.q, pr.dtype,
@@ -155,9 +163,13 @@ class Fa3Kernel final : public PreparedKernel {
                            fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
       fa3::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
                            fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
+      // The TMA-store epilogue writes O by 64-row boxes, a consumer warpgroup's rows.
+      fa3::encode_bshd_map(m_params.o_map, a.o, pr.dtype,
+                           fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, 64));
       m_q = a.q;
       m_k = a.k;
       m_v = a.v;
+      m_o = a.o;
     }
 #if ATTNSCOPE_HAS_FA3_WGMMA
     const bool bf16 = m_problem.dtype == DType::bf16;
@@ -190,6 +202,7 @@ class Fa3Kernel final : public PreparedKernel {
   const void* m_q = nullptr;
   const void* m_k = nullptr;
   const void* m_v = nullptr;
+  const void* m_o = nullptr;
 };
 
 std::unique_ptr<PreparedKernel> fa3_prepare(const Problem& p, const Knobs& knobs) {
@@ -240,9 +253,14 @@ KernelSpec make_fa3_wgmma_spec() {
        {0, 1, 2},
        0,
        "Q buffers (0 = default: 2 at D=64 and at D=128 bn 128, else 1); 2 = the producer loads the next work "
-       "item's Q while the "
-       "consumers still read this one's, instead of after their last Q K^T; compiled for D=64 bn 128 "
-       "warpgroups 3 and D=128 bn 128 (cluster 1 and 2)"},
+       "item's Q while the consumers still read this one's, instead of after their last Q K^T; compiled for "
+       "D=64 bn 128 warpgroups 3 and D=128 bn 128 (cluster 1 and 2)"},
+      {"epilogue",
+       {0, 1, 2},
+       0,
+       "how O is written: 1 = stores from registers, 2 = through a shared-memory tile and TMA stores (0 = "
+       "default: 2 on D=128 bn 128 clustered with two Q buffers, else 1); 2 is compiled for that tile and "
+       "D=64's default"},
       {"cta_per_item",
        {0, 1},
        0,

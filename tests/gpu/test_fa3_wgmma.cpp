@@ -62,10 +62,12 @@ std::vector<Fa3Case> all_cases() {
         knob_tag += "_cl";
         knob_tag += std::to_string(tile.cluster);
         if (tile.q_buffers > 1) knob_tag += "_qb" + std::to_string(tile.q_buffers);
+        if (tile.tma_store) knob_tag += "_tmastore";
         const attn::Knobs knobs = {{"bn", tile.bn},
                                    {"warpgroups", tile.wgs},
                                    {"cluster", tile.cluster},
-                                   {"q_buffers", tile.q_buffers}};
+                                   {"q_buffers", tile.q_buffers},
+                                   {"epilogue", tile.tma_store ? 2 : 1}};
         const auto add_tiled = [&](const std::string& n, const Problem& p) {
           out.push_back({tag + n + knob_tag, p, knobs});
         };
@@ -247,7 +249,7 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
       }
   EXPECT_EQ(f3::default_tile(128, false, 8192).bn, 176);
   EXPECT_EQ(f3::default_tile(128, false, f3::kLongKeys).bn, 176);
-  EXPECT_EQ(f3::default_tile(128, false, 2048), (f3::Tile{128, 2, 2, 2, 2}));
+  EXPECT_EQ(f3::default_tile(128, false, 2048), (f3::Tile{128, 2, 2, 2, 2, true}));
   EXPECT_EQ(f3::default_tile(128, true, 8192), (f3::Tile{128, 2, 2, 1, 2}));
   // Clusters for full masks at D=128 and 256 only, in halves of whole 8-row swizzle atoms.
   EXPECT_EQ(f3::default_tile(128, false, 8192).cluster, 2);
@@ -316,7 +318,8 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   EXPECT_EQ(spec->why_not(p, {{"bn", 176}, {"warpgroups", 2}}), "");
   const std::string why = spec->why_not(p, {{"bn", 80}});
   EXPECT_NE(why.find("knobs bn = 80, warpgroups = 2, cluster = 1"), std::string::npos) << why;
-  EXPECT_NE(why.find("(176, 2, 2, 1) (128, 2, 2, 2) (128, 2, 1, 2) (176, 2, 1, 1) (128, 2, 1, 1)"),
+  EXPECT_NE(why.find("(176, 2, 2, 1) (128, 2, 2, 2, TMA stores) (128, 2, 1, 2) (176, 2, 1, 1) (128, 2, 1, 1) "
+                     "(128, 2, 2, 2)"),
             std::string::npos)
       << why;
   EXPECT_NE(spec->why_not(p, {{"warpgroups", 3}}).find("warpgroups = 3"), std::string::npos);
@@ -333,6 +336,13 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   const std::string no_room = spec->why_not(p, {{"bn", 176}, {"cluster", 2}, {"q_buffers", 2}});
   EXPECT_NE(no_room.find("bn = 176, warpgroups = 2, cluster = 2, q_buffers = 2"), std::string::npos)
       << no_room;
+  // The epilogue: TMA stores by default on D=128's clustered bn 128 tile (p's default), stores from
+  // registers on request; TMA stores refused where they are not compiled (bn 176).
+  EXPECT_EQ(spec->why_not(p, {{"epilogue", 1}}), "");
+  EXPECT_EQ(spec->why_not(p, {{"epilogue", 2}}), "");
+  EXPECT_EQ(spec->why_not(p64, {{"epilogue", 2}}), "");
+  const std::string no_tma = spec->why_not(p, {{"bn", 176}, {"cluster", 2}, {"epilogue", 2}});
+  EXPECT_NE(no_tma.find("q_buffers = 1, epilogue = 2 (TMA stores)"), std::string::npos) << no_tma;
   // Clusters: on request for a full mask, refused with a band (naming the knob and the mask), and not
   // compiled for every tile.
   EXPECT_EQ(spec->why_not(p, {{"cluster", 2}}), "");
