@@ -15,13 +15,16 @@
 //   two), so one warpgroup's softmax runs under the others' GEMMs.
 // Persistent: one CTA an SM; its producer draws work items (row block, head, batch) from a global
 // counter in the order of fa3_work_order.hpp (heaviest row blocks first, heads in L2-sized sections)
-// and starts the next item's loads while the consumers finish the last one. Key tiles run from the
+// and starts the next item's loads while the consumers finish the last one (with QBufs = 2 its Q goes
+// into the other buffer while the consumers still read this one's). Key tiles run from the
 // highest down, so the masked diagonal tile of a causal row block comes first. Keys past Sk and rows
 // past Sq arrive as zeros from TMA and are masked (keys) or not stored (rows).
 // Clustered (Cluster = 2, full masks): a work item is two adjacent row blocks of a head, one a CTA;
 // each CTA's producer loads half of every K/V tile into both CTAs by TMA multicast, and a slot is
 // free once the consumers of both have released it. One L2 read feeds two SMs: fa3.wgmma read
 // twice cuDNN's L2 bytes without it, and lost clock to the power cap (docs/PERF.md).
+// Epilogue: O / l from registers to global memory, or (TmaStore) into a swizzled shared-memory tile
+// that one thread of each consumer warpgroup hands to TMA stores.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

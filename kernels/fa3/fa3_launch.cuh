@@ -77,6 +77,7 @@ void run_fa3(const Fa3Params& p, const Tile& tile, void* stream) {
   why += std::to_string(tile.cluster);
   why += ", q_buffers ";
   why += std::to_string(tile.q_buffers);
+  if (tile.tma_store) why += ", TMA-store epilogue";
   why += " is not compiled for D=";
   why += std::to_string(kD);
   throw KernelError(why);

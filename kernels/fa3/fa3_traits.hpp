@@ -41,8 +41,9 @@ constexpr int threads_of(const Tile& t) { return 128 * (1 + t.wgs); }
 constexpr int producer_regs(const Tile& t) { return t.wgs == 2 ? 40 : 32; }
 constexpr int consumer_regs(const Tile& t) { return t.wgs == 2 ? 232 : 160; }
 
-// The compiled tiles per head dim; the knobs bn, warpgroups and cluster pick one (0 = the default
-// below). A cluster of 2 takes a full mask only (both row blocks must visit the same key tiles).
+// The compiled tiles per head dim; the knobs bn, warpgroups, cluster, q_buffers and epilogue pick one
+// (0 = the default below). A cluster of 2 takes a full mask only (both row blocks must visit the same key
+// tiles).
 inline constexpr Tile kTiles64[] = {
     {128, 3, 3, 1, 2}, {128, 3, 3, 1}, {128, 3, 2, 1}, {128, 3, 3, 1, 2, true}};
 inline constexpr Tile kTiles128[] = {{176, 2, 2, 2}, {128, 2, 2, 2, 2, true}, {128, 2, 2, 1, 2},

@@ -236,9 +236,8 @@ KernelSpec make_fa3_wgmma_spec() {
       {"bn",
        {0, 64, 80, 128, 176},
        0,
-       "keys a tile (0 = default: D=64 128; D=128 176 without a mask band from 4096 keys up, else 128; D=256 "
-       "80); "
-       "compiled: D=64 128, D=128 128/176, D=256 64/80"},
+       "keys a tile (0 = default: D=64 128; D=128 176 without a mask band from 4096 keys up, else 128; "
+       "D=256 80); compiled: D=64 128, D=128 128/176, D=256 64/80"},
       {"warpgroups",
        {0, 2, 3},
        0,

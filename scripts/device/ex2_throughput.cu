@@ -93,13 +93,13 @@ __global__ void accuracy(const float* x, float* out_f32, float* out_f16, float* 
   out_bf16[i] = __low2float(*reinterpret_cast<const __nv_bfloat162*>(&eb));
 }
 
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      return 1;                                                                            \
-    }                                                                                      \
+      return 1;                                                                               \
+    }                                                                                         \
   } while (0)
 
 }  // namespace
@@ -120,8 +120,9 @@ int main() {
     for (long long c : host) worst = c > worst ? c : worst;
     const double instr = static_cast<double>(threads) * kIters * kChains;  // a CTA = an SM
     std::printf("%-22s %7.2f instructions/clk/SM  %7.2f results/clk/SM  (+%d ALU op a result%s)\n", name,
-                instr / static_cast<double>(worst), instr * results_an_instruction / static_cast<double>(worst),
-                extra_ops, results_an_instruction == 2 ? " pair" : "");
+                instr / static_cast<double>(worst),
+                instr * results_an_instruction / static_cast<double>(worst), extra_ops,
+                results_an_instruction == 2 ? " pair" : "");
     return 0;
   };
   for (int rep = 0; rep < 2; ++rep) {  // the first round warms the clocks
@@ -163,8 +164,8 @@ int main() {
       e16_own = std::fmax(e16_own, std::fabs(r16[i] - std::exp2(x16)) / std::exp2(x16));
       eb_own = std::fmax(eb_own, std::fabs(rb[i] - std::exp2(xb)) / std::exp2(xb));
     }
-    std::printf("x in [%g, 0]: max rel error f32 %.2e | f16x2 %.2e (own %.2e) | bf16x2 %.2e (own %.2e)\n", lo, e32,
-                e16, e16_own, eb, eb_own);
+    std::printf("x in [%g, 0]: max rel error f32 %.2e | f16x2 %.2e (own %.2e) | bf16x2 %.2e (own %.2e)\n", lo,
+                e32, e16, e16_own, eb, eb_own);
   }
   return 0;
 }
