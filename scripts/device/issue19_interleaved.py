@@ -91,6 +91,26 @@ for (impl, s, d, c), paired, ratio, a, b in rows:
 paired_all = [p for _, p, _, _, _ in rows if p is not None]
 print(f"{within} of {len(rows)} within 3% (paired); median paired ratio {statistics.median(paired_all):.3f}, "
       f"range {min(paired_all):.3f}-{max(paired_all):.3f}")
+
+
+def self_agreement(series):
+    """How often one round of a tool lies within 3% of the median of its other rounds: the tool's own
+    reproducibility, the bar the paired ratios above can be held to."""
+    hits = total = 0
+    for times in series:
+        for i, t in enumerate(times):
+            others = times[:i] + times[i + 1:]
+            if others:
+                total += 1
+                hits += abs(t / statistics.median(others) - 1) <= 0.03
+    return hits, total
+
+
+for name, table in (("anchors.py", theirs), ("attnscope", ours)):
+    hits, total = self_agreement(list(table.values()))
+    if total:
+        print(f"{name}: a round within 3% of the median of its other rounds {hits} of {total} times "
+              f"({100 * hits / total:.0f}%)")
 if out_json:
     with open(out_json, "w") as f:
         json.dump([{"impl": k[0], "s": k[1], "d": k[2], "causal": k[3], "ours_ms": a, "anchors_ms": b,
