@@ -6,7 +6,8 @@
 # figure a round, and cudnn.sdpa's range over the call (scripts/device/rounds_table.py).
 # Usage: scripts/device/fa3_rounds.sh BIN_DIR... (the folder's name labels its column)
 # Env: ROUNDS_SEQ (2048,8192), ROUNDS_D (64,128,256), ROUNDS_CAUSAL (0,1), ROUNDS_DTYPE (fp16),
-# ROUNDS_KERNEL (fa3.wgmma), ROUNDS_MAX_TIME_S (0.2), ROUNDS_COOL_MS (300), OUT (/tmp/out).
+# ROUNDS_KERNEL (fa3.wgmma; a comma list of variants, e.g. "fa3.wgmma,fa3.wgmma@epilogue=1", runs each
+# beside cudnn.sdpa in every run, a column each), ROUNDS_MAX_TIME_S (0.2), ROUNDS_COOL_MS (300), OUT (/tmp/out).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
