@@ -152,7 +152,8 @@ class Fa3Kernel final : public PreparedKernel {
             : fa3::section_heads(m_problem.seq_kv, static_cast<int>(m_problem.head_dim), m_params.group,
                                  m_problem.heads_q * m_problem.batch);
     // The maps hold the base addresses: encoded again only when the buffers move.
-    if (a.q != m_q || a.k != m_k || a.v != m_v || a.o != m_o) {
+    const void* o_mapped = m_tile.tma_store ? a.o : nullptr;  // O's map only for the TMA-store epilogue
+    if (a.q != m_q || a.k != m_k || a.v != m_v || o_mapped != m_o) {
       const Problem& pr = m_problem;
       fa3::encode_bshd_map(
           m_params.q_map, a.q, pr.dtype,
@@ -164,12 +165,13 @@ class Fa3Kernel final : public PreparedKernel {
       fa3::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
                            fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
       // The TMA-store epilogue writes O by 64-row boxes, a consumer warpgroup's rows.
-      fa3::encode_bshd_map(m_params.o_map, a.o, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, 64));
+      if (o_mapped != nullptr)
+        fa3::encode_bshd_map(m_params.o_map, o_mapped, pr.dtype,
+                             fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, 64));
       m_q = a.q;
       m_k = a.k;
       m_v = a.v;
-      m_o = a.o;
+      m_o = o_mapped;
     }
 #if ATTNSCOPE_HAS_FA3_WGMMA
     const bool bf16 = m_problem.dtype == DType::bf16;
