@@ -153,6 +153,8 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
       int stage = 0, qb = 0;
       std::uint32_t free_parity = 1, q_free_parity = 1;  // fresh buffers count as released
       int next_static = static_cast<int>(blockIdx.x) / Cluster;
+      // A draw when the item before is all issued: drawing an item ahead (the atomic's round trip under
+      // this item's loads) cost 1-3% with a causal mask, where it reserves items before they are due.
 #pragma unroll 1
       while (true) {
         int w = n_work;
@@ -284,167 +286,77 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
   };
   if (kTurns && cw == WGs - 1) tma::named_arrive(1, kPairThreads);  // warpgroup 0 issues first
 
-#pragma unroll 1
-  while (true) {
-    tma::mbar_wait(q_full(q_buffer()),
-                   QBufs == 1 ? q_parity : static_cast<std::uint32_t>(q_item / QBufs) & 1u);
-    q_parity ^= 1u;
-    const int w = work_slot(q_buffer());
-    if (w >= n_work) break;
-    const WorkItem wi = item_of(w);
-    const ffpa::KeyTiles keys = key_tiles_of(wi);
-    const int n_tiles = keys.n_hi - keys.n_lo;
-    if (n_tiles <= 0) release(q_empty(q_buffer()));  // read the item; no Q K^T will follow
-    const int row0 = wi.m_block * kBlockM;
-    const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
-
-    // O in wgmma's accumulator order, one row of o per P V instruction's kPvN columns: the 64-column
-    // chunk c is o_at(32 c) .. o_at(32 c + 31).
-    float o[kPvSteps][kPvN / 2];
+  // O in wgmma's accumulator order, one row of o per P V instruction's kPvN columns: the 64-column
+  // chunk c is o_at(32 c) .. o_at(32 c + 31).
+  float o[kPvSteps][kPvN / 2];
+  const auto zero_o = [&]() {
 #pragma unroll
     for (int n = 0; n < kPvSteps; ++n)
 #pragma unroll
       for (int i = 0; i < kPvN / 2; ++i) o[n][i] = 0.0f;
-    const auto o_at = [&](int f) -> float& { return o[f / (kPvN / 2)][f % (kPvN / 2)]; };
-    RowState st;
+  };
+  const auto o_at = [&](int f) -> float& { return o[f / (kPvN / 2)][f % (kPvN / 2)]; };
+  std::uint32_t pa[BN / 16][4];  // the last softmax's P, for its P V
+  float alpha[2];                // the last softmax's rescale, O's before the next P V
+  RowState st;
+  int prev = 0;  // the ring slot (and its parity) of the tile whose P V is next
+  std::uint32_t prev_parity = 0;
 
-    if (n_tiles > 0) {
-      const auto issue_qk = [&](float(&s)[BN / 2], int slot) {
-        const std::uint32_t kb = k_s + static_cast<std::uint32_t>(slot * kSlotBytes);
-        const std::uint32_t q_wg = q_wg0 + static_cast<std::uint32_t>(q_buffer()) * kQBytes;
+  const auto issue_qk = [&](float(&s)[BN / 2], int slot, int qbuf) {
+    const std::uint32_t kb = k_s + static_cast<std::uint32_t>(slot * kSlotBytes);
+    const std::uint32_t q_wg = q_wg0 + static_cast<std::uint32_t>(qbuf) * kQBytes;
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          // A descriptor's address field counts 16 bytes: the k16 slice 32 bytes on is + 2.
-          const std::uint64_t qd = wgmma::desc_sw128(q_wg + static_cast<std::uint32_t>(c * kQChunkBytes));
-          const std::uint64_t kd = wgmma::desc_sw128(kb + static_cast<std::uint32_t>(c * kKvChunkBytes));
+    for (int c = 0; c < kChunks; ++c) {
+      // A descriptor's address field counts 16 bytes: the k16 slice 32 bytes on is + 2.
+      const std::uint64_t qd = wgmma::desc_sw128(q_wg + static_cast<std::uint32_t>(c * kQChunkBytes));
+      const std::uint64_t kd = wgmma::desc_sw128(kb + static_cast<std::uint32_t>(c * kKvChunkBytes));
 #pragma unroll
-          for (int kk = 0; kk < kChunk / 16; ++kk)
-            mma_qk<T, BN>(s, desc_at(qd, 2 * kk), desc_at(kd, 2 * kk), c > 0 || kk > 0);
-        }
-      };
-      const auto issue_pv = [&](const std::uint32_t(&pa)[BN / 16][4], int slot) {
-        // V read transposed, its 64-column boxes kKvChunkBytes apart: the 16-key slice 2048 bytes on
-        // is + 128.
-        const std::uint32_t vb = v_s + static_cast<std::uint32_t>(slot * kSlotBytes);
-#pragma unroll
-        for (int n = 0; n < kPvSteps; ++n) {
-          const std::uint64_t vd = wgmma::desc_sw128_mn(
-              vb + static_cast<std::uint32_t>(n * (kPvN / kChunk) * kKvChunkBytes), kKvChunkBytes);
-#pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T, kPvN>(o[n], pa[kk], desc_at(vd, 128 * kk));
-        }
-      };
-      // Pins the wgmma operands' register definitions on their side of an issue: without it the
-      // compiler may move a write of O or P past the first wgmma, and ptxas then serialises every
-      // wgmma of the kernel (info C7513).
-      const auto fence_o_and_p = [&](std::uint32_t(&pa)[BN / 16][4]) {
-#pragma unroll
-        for (int n = 0; n < kPvSteps; ++n) wgmma::fence_operands(o[n]);
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
-      };
-      // O by the softmax's factors; with conditional rescaling only where a row of the warp moved.
-      const auto rescale_o = [&](const float(&f)[2]) {
-        if (!kLazyRescale || any_rescale(f))
-#pragma unroll
-          for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], f);
-      };
-      const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
-      const auto advance = [&]() {
-        if (++stage == Stages) {
-          stage = 0;
-          parity ^= 1u;
-        }
-        // Read back through a shuffle so that the compiler knows the ring position is warp-uniform:
-        // the K and V descriptors built from it then stay on the uniform datapath (fewer R2UR and
-        // integer instructions a tile; SASS counts in the commit).
-        stage = __shfl_sync(0xffffffffu, stage, 0);
-      };
-
-      // ---- the first tile: Q K^T alone.
-      std::uint32_t pa[BN / 16][4];
-      float alpha[2];  // the last softmax's rescale, O's before the next P V (0 after the first: O is 0)
-      {
-        const int key0 = (keys.n_hi - 1) * BN;
-        float s[BN / 2];
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
-        tma::mbar_wait(k_full(stage), parity);
-        my_turn_begins();
-        wgmma::fence_operands(s);
-        wgmma::fence();
-        issue_qk(s, stage);
-        wgmma::commit();
-        wgmma::fence_operands(s);
-        my_turn_ends();
-        wgmma::wait<0>();
-        wgmma::fence_operands(s);
-        release_kv(k_empty(stage));
-        if (n_tiles == 1) release(q_empty(q_buffer()));  // the item's last Q K^T
-        online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
-        pack_p<T, BN>(s, pa);
-      }
-      int prev = stage;
-      std::uint32_t prev_parity = parity;
-      advance();
-
-      // ---- the steady state: Q K^T of tile it with P V of tile it - 1.
-#pragma unroll 1
-      for (int it = 1; it < n_tiles; ++it) {
-        const int key0 = (keys.n_hi - 1 - it) * BN;
-        float s[BN / 2];
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
-        tma::mbar_wait(k_full(stage), parity);
-        tma::mbar_wait(v_full(prev), prev_parity);
-        my_turn_begins();
-        wgmma::fence_operands(s);
-        fence_o_and_p(pa);
-        wgmma::fence();
-        issue_qk(s, stage);
-        wgmma::commit();
-        // O takes the tile before's rescale while Q K^T runs, not after the softmax: the turn's
-        // critical path loses D / 2 multiplies a thread (+2-4% at D 128 and 256, PERF.md).
-        rescale_o(alpha);
-        fence_o_and_p(pa);
-        wgmma::fence();
-        issue_pv(pa, prev);
-        wgmma::commit();
-        wgmma::fence_operands(s);
-        fence_o_and_p(pa);
-        my_turn_ends();
-        wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
-        wgmma::fence_operands(s);
-        release_kv(k_empty(stage));
-        if (it == n_tiles - 1) release(q_empty(q_buffer()));  // Q is free for the next item's load
-        online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
-        wgmma::wait<0>();
-        fence_o_and_p(pa);
-        release_kv(v_empty(prev));
-        // P is packed only now: P V of the tile before read the old P until the wait (packing into
-        // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
-        pack_p<T, BN>(s, pa);
-        prev = stage;
-        prev_parity = parity;
-        advance();
-      }
-
-      // ---- the last tile's P V.
-      tma::mbar_wait(v_full(prev), prev_parity);
-      my_turn_begins();
-      rescale_o(alpha);
-      fence_o_and_p(pa);
-      wgmma::fence();
-      issue_pv(pa, prev);
-      wgmma::commit();
-      fence_o_and_p(pa);
-      my_turn_ends();
-      wgmma::wait<0>();
-      fence_o_and_p(pa);
-      release_kv(v_empty(prev));
+      for (int kk = 0; kk < kChunk / 16; ++kk)
+        mma_qk<T, BN>(s, desc_at(qd, 2 * kk), desc_at(kd, 2 * kk), c > 0 || kk > 0);
     }
+  };
+  const auto issue_pv = [&](int slot) {
+    // V read transposed, its 64-column boxes kKvChunkBytes apart: the 16-key slice 2048 bytes on
+    // is + 128.
+    const std::uint32_t vb = v_s + static_cast<std::uint32_t>(slot * kSlotBytes);
+#pragma unroll
+    for (int n = 0; n < kPvSteps; ++n) {
+      const std::uint64_t vd = wgmma::desc_sw128_mn(
+          vb + static_cast<std::uint32_t>(n * (kPvN / kChunk) * kKvChunkBytes), kKvChunkBytes);
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) mma_pv<T, kPvN>(o[n], pa[kk], desc_at(vd, 128 * kk));
+    }
+  };
+  // Pins the wgmma operands' register definitions on their side of an issue: without it the
+  // compiler may move a write of O or P past the first wgmma, and ptxas then serialises every
+  // wgmma of the kernel (info C7513).
+  const auto fence_o_and_p = [&]() {
+#pragma unroll
+    for (int n = 0; n < kPvSteps; ++n) wgmma::fence_operands(o[n]);
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) wgmma::fence_operands(pa[kk]);
+  };
+  // O by the softmax's factors; with conditional rescaling only where a row of the warp moved.
+  const auto rescale_o = [&](const float(&f)[2]) {
+    if (!kLazyRescale || any_rescale(f))
+#pragma unroll
+      for (int n = 0; n < kPvSteps; ++n) scale_rows(o[n], f);
+  };
+  const auto advance = [&]() {
+    prev = __shfl_sync(0xffffffffu, stage, 0);
+    prev_parity = parity;
+    if (++stage == Stages) {
+      stage = 0;
+      parity ^= 1u;
+    }
+    // Read back through a shuffle so that the compiler knows the ring position is warp-uniform:
+    // the K and V descriptors built from it then stay on the uniform datapath (fewer R2UR and
+    // integer instructions a tile; SASS counts in the commit).
+    stage = __shfl_sync(0xffffffffu, stage, 0);
+  };
 
-    // ---- epilogue: the full row sums, O / l, LSE.
+  // ---- epilogue of item w: the full row sums, O / l, LSE.
+  const auto epilogue = [&](int w, const RowState& rs) {
     const WorkItem we = item_of(w);
     // TmaStore: the warpgroup's staging tile is free once the last item's stores have read it (its
     // first thread issued them); named barriers 4 .. 4 + WGs - 1 (the turns take 1 .. WGs).
@@ -457,16 +369,15 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
     float l[2];
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
-      l[hr] = st.sum[hr];
+      l[hr] = rs.sum[hr];
       l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 1);
       l[hr] += __shfl_xor_sync(0xffffffffu, l[hr], 2);
     }
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       const int row = we.m_block * kBlockM + wg_row + 8 * hr;
-      // Wide stores need every lane of the quad in the shuffles, rows past Sq included; the TMA store
-      // leaves out the rows past Sq itself.
-      if (!kWideStores && !TmaStore && row >= p.seq_q) continue;
+      // Rows past Sq are left out by their stores alone (the TMA unit leaves them out itself), not by a
+      // branch around the reads of O.
       const float inv = l[hr] > 0.0f ? 1.0f / l[hr] : 0.0f;  // a row with no visible key: O = 0
       T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
       if constexpr (TmaStore) {
@@ -499,13 +410,15 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
-            *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) =
+          for (int j = 0; j < 8; ++j) {
+            const std::uint32_t v =
                 pack2<T>(o_at(32 * c + 4 * j + 2 * hr) * inv, o_at(32 * c + 4 * j + 2 * hr + 1) * inv);
+            if (row < p.seq_q) *reinterpret_cast<std::uint32_t*>(o_row + c * kChunk + 8 * j + 2 * t4) = v;
+          }
       }
-      if (p.lse != nullptr && t4 == 0 && (!(kWideStores || TmaStore) || row < p.seq_q))
+      if (p.lse != nullptr && t4 == 0 && row < p.seq_q)
         p.lse[(static_cast<std::int64_t>(we.b) * p.heads_q + we.h) * p.seq_q + row] =
-            l[hr] > 0.0f ? (st.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
+            l[hr] > 0.0f ? (rs.max[hr] + log2f(l[hr])) * 0.6931471805599453f : kNegInf;
     }
     if constexpr (TmaStore) {
       wgmma::fence_proxy_async_smem();  // the warpgroup's writes, visible to the TMA unit
@@ -517,6 +430,114 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
                              we.m_block * kBlockM + 64 * cw, we.b);
         tma::store_commit();
       }
+    }
+  };
+  // An item's last P V in a turn of its own, then its epilogue; O is zero afterwards.
+  const auto finish_item = [&](int w) {
+    tma::mbar_wait(v_full(prev), prev_parity);
+    my_turn_begins();
+    rescale_o(alpha);
+    fence_o_and_p();
+    wgmma::fence();
+    issue_pv(prev);
+    wgmma::commit();
+    fence_o_and_p();
+    my_turn_ends();
+    wgmma::wait<0>();
+    fence_o_and_p();
+    release_kv(v_empty(prev));
+    epilogue(w, st);
+    zero_o();
+  };
+
+  zero_o();
+#pragma unroll 1
+  while (true) {
+    const int qb = q_buffer();
+    tma::mbar_wait(q_full(qb), QBufs == 1 ? q_parity : static_cast<std::uint32_t>(q_item / QBufs) & 1u);
+    q_parity ^= 1u;
+    // Read through a shuffle: the branches on the item that issue wgmmas are then known warp-uniform
+    // (ptxas serialises every wgmma of the kernel when a GMMA's registers live across a path it cannot
+    // prove uniform, info C7518).
+    const int w = __shfl_sync(0xffffffffu, work_slot(qb), 0);
+    if (w >= n_work) break;
+    const WorkItem wi = item_of(w);
+    const ffpa::KeyTiles keys = key_tiles_of(wi);
+    const int n_tiles = keys.n_hi - keys.n_lo;
+    const int row0 = wi.m_block * kBlockM;
+    const int diag0 = row0 + wg_row + (p.seq_kv - p.seq_q);
+    const auto is_masked = [&](int key0) { return key0 < keys.full_lo || key0 + BN > keys.full_hi; };
+
+    if (n_tiles <= 0) {      // no visible key: O = 0, LSE = -inf
+      release(q_empty(qb));  // read the item; no Q K^T will follow
+      st = RowState{};
+      epilogue(w, st);
+    } else {
+      // ---- the first tile: Q K^T alone.
+      {
+        const int key0 = (keys.n_hi - 1) * BN;
+        float s[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+        tma::mbar_wait(k_full(stage), parity);
+        my_turn_begins();
+        wgmma::fence_operands(s);
+        wgmma::fence();
+        issue_qk(s, stage, qb);
+        wgmma::commit();
+        wgmma::fence_operands(s);
+        my_turn_ends();
+        wgmma::wait<0>();
+        wgmma::fence_operands(s);
+        release_kv(k_empty(stage));
+        if (n_tiles == 1) release(q_empty(qb));  // the item's last Q K^T
+        st = RowState{};
+        online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+        pack_p<T, BN>(s, pa);
+      }
+      advance();
+
+      // ---- the steady state: Q K^T of tile it with P V of tile it - 1.
+#pragma unroll 1
+      for (int it = 1; it < n_tiles; ++it) {
+        const int key0 = (keys.n_hi - 1 - it) * BN;
+        float s[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+        tma::mbar_wait(k_full(stage), parity);
+        tma::mbar_wait(v_full(prev), prev_parity);
+        my_turn_begins();
+        wgmma::fence_operands(s);
+        fence_o_and_p();
+        wgmma::fence();
+        issue_qk(s, stage, qb);
+        wgmma::commit();
+        // O takes the tile before's rescale while Q K^T runs, not after the softmax: the turn's
+        // critical path loses D / 2 multiplies a thread (+2-4% at D 128 and 256, PERF.md).
+        rescale_o(alpha);
+        fence_o_and_p();
+        wgmma::fence();
+        issue_pv(prev);
+        wgmma::commit();
+        wgmma::fence_operands(s);
+        fence_o_and_p();
+        my_turn_ends();
+        wgmma::wait<1>();  // Q K^T has landed; P V of the tile before is still running
+        wgmma::fence_operands(s);
+        release_kv(k_empty(stage));
+        if (it == n_tiles - 1) release(q_empty(qb));  // Q is free for the next item's load
+        online_softmax<BN, kLazyRescale>(s, p, is_masked(key0), key0, diag0, t4, st, alpha);
+        wgmma::wait<0>();
+        fence_o_and_p();
+        release_kv(v_empty(prev));
+        // P is packed only now: P V of the tile before read the old P until the wait (packing into
+        // other registers and copying over makes ptxas serialise the wgmmas, info C7513).
+        pack_p<T, BN>(s, pa);
+        advance();
+      }
+
+      // ---- the last tile's P V.
+      finish_item(w);
     }
     if constexpr (QBufs > 1) ++q_item;
   }
