@@ -46,8 +46,9 @@ constexpr int consumer_regs(const Tile& t) { return t.wgs == 2 ? 232 : 160; }
 // tiles).
 inline constexpr Tile kTiles64[] = {
     {128, 3, 3, 1, 2}, {128, 3, 3, 1}, {128, 3, 2, 1}, {128, 3, 3, 1, 2, true}};
-inline constexpr Tile kTiles128[] = {{176, 2, 2, 2}, {128, 2, 2, 2, 2, true}, {128, 2, 2, 1, 2},
-                                     {176, 2, 2, 1}, {128, 2, 2, 1},          {128, 2, 2, 2, 2}};
+inline constexpr Tile kTiles128[] = {{176, 2, 2, 2},         {128, 2, 2, 2, 2, true}, {128, 2, 2, 1, 2},
+                                     {176, 2, 2, 1},         {128, 2, 2, 1},          {128, 2, 2, 2, 2},
+                                     {128, 2, 2, 1, 2, true}};
 inline constexpr Tile kTiles256[] = {{80, 2, 2, 2}, {80, 2, 2, 1}, {64, 2, 2, 1}};
 
 template <int D>
@@ -88,11 +89,13 @@ inline constexpr int kLongKeys = 4096;
 //         longer waits for a load issued after the last one's. +1-2% at D=64, +2% at D=128 bn 128
 //         (causal S 2048 and 8192, full S 2048). D=128 at bn 176 and D=256 have no room for a second.
 //   The TMA-store epilogue (O through shared memory, one TMA store a warpgroup's 64-column chunk) on
-//         D=128's clustered bn 128 tile, where its 32 KiB fit: +2.6% at S 2048 (631-633 against
-//         615-616 TFLOPS, fp16; cuDNN 634-636 in the same runs). At D=64 level: not the default there.
+//         D=128's bn 128 tiles, where its 32 KiB fit: clustered +2.6% at S 2048 (631-633 against
+//         615-616 TFLOPS, fp16, H100; cuDNN 634-636 in the same runs); with a band +1.5-2.9% (causal
+//         S 2048 548 against 533-534, S 8192 656-657 against 644-647, fp16, H200; bf16 alike). At
+//         D=64 level: not the default there.
 constexpr Tile default_tile(int d, bool band, int seq_kv) {
   if (d == 64) return kTiles64[0];
-  if (d == 128) return band ? kTiles128[2] : seq_kv >= kLongKeys ? kTiles128[0] : kTiles128[1];
+  if (d == 128) return band ? kTiles128[6] : seq_kv >= kLongKeys ? kTiles128[0] : kTiles128[1];
   return band ? kTiles256[1] : kTiles256[0];
 }
 

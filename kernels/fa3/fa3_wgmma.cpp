@@ -260,8 +260,8 @@ KernelSpec make_fa3_wgmma_spec() {
        {0, 1, 2},
        0,
        "how O is written: 1 = stores from registers, 2 = through a shared-memory tile and TMA stores (0 = "
-       "default: 2 on D=128 bn 128 clustered with two Q buffers, else 1); 2 is compiled for that tile and "
-       "D=64's default"},
+       "default: 2 on D=128 bn 128 with two Q buffers, else 1); 2 is compiled for those tiles (cluster 1 "
+       "and 2) and D=64's default"},
       {"cta_per_item",
        {0, 1},
        0,

@@ -250,7 +250,7 @@ TEST(Fa3WgmmaSpec, TilesFitHoppersSharedMemoryAndRegisters) {
   EXPECT_EQ(f3::default_tile(128, false, 8192).bn, 176);
   EXPECT_EQ(f3::default_tile(128, false, f3::kLongKeys).bn, 176);
   EXPECT_EQ(f3::default_tile(128, false, 2048), (f3::Tile{128, 2, 2, 2, 2, true}));
-  EXPECT_EQ(f3::default_tile(128, true, 8192), (f3::Tile{128, 2, 2, 1, 2}));
+  EXPECT_EQ(f3::default_tile(128, true, 8192), (f3::Tile{128, 2, 2, 1, 2, true}));
   // Clusters for full masks at D=128 and 256 only, in halves of whole 8-row swizzle atoms.
   EXPECT_EQ(f3::default_tile(128, false, 8192).cluster, 2);
   EXPECT_EQ(f3::default_tile(256, false, 8192).cluster, 2);
@@ -319,7 +319,7 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
   const std::string why = spec->why_not(p, {{"bn", 80}});
   EXPECT_NE(why.find("knobs bn = 80, warpgroups = 2, cluster = 1"), std::string::npos) << why;
   EXPECT_NE(why.find("(176, 2, 2, 1) (128, 2, 2, 2, TMA stores) (128, 2, 1, 2) (176, 2, 1, 1) (128, 2, 1, 1) "
-                     "(128, 2, 2, 2)"),
+                     "(128, 2, 2, 2) (128, 2, 1, 2, TMA stores)"),
             std::string::npos)
       << why;
   EXPECT_NE(spec->why_not(p, {{"warpgroups", 3}}).find("warpgroups = 3"), std::string::npos);
