@@ -473,8 +473,7 @@ __global__ void __launch_bounds__(128 * (1 + WGs), 1)
 
     if (n_tiles <= 0) {      // no visible key: O = 0, LSE = -inf
       release(q_empty(qb));  // read the item; no Q K^T will follow
-      st = RowState{};
-      epilogue(w, st);
+      epilogue(w, RowState{});
     } else {
       // ---- the first tile: Q K^T alone.
       {
