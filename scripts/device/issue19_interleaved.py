@@ -3,7 +3,8 @@
 anchors.py, interleaved shape by shape in one process, so both tools see the same GPU state (clocks,
 temperature) at each comparison.
 
-  python3 scripts/device/issue19_interleaved.py BINDIR ANCHORS.py [ROUNDS] [OUT.json] [COOLDOWN_MS]
+  python3 scripts/device/issue19_interleaved.py BINDIR ANCHORS.py [ROUNDS] [OUT.json] [COOLDOWN_MS] [HEAT_MS]
+      [BSHD_IMPLS]
 
 BINDIR/python holds the attnscope module for this python3. Per round and fa2-tokens16k shape (B*S =
 16384, H*D = 2048, S 2048/8192, D 64/128/256, causal 0/1, fp16): attnscope.run in this process
@@ -15,7 +16,18 @@ over rounds of the per-round ratio ours / anchors, and the ratio of the two medi
 COOLDOWN_MS > 0 idles the GPU that long before every measurement on both sides (attnscope's
 --cooldown-ms, a sleep before each anchors.measure), so that each starts from the same clock and
 power state instead of whatever the measurement before it left: without it the cuDNN backend's
-medians moved 6-15% from round to round on both sides (docs/VALIDATION.md)."""
+medians moved 6-15% from round to round on both sides (docs/VALIDATION.md).
+
+HEAT_MS > 0 does the opposite: it runs the measured call itself for that long right before every
+measurement on both sides (attnscope's --warmup-ms; anchors.measure repeated and discarded), so that
+each is taken at the clock the GPU settles to under that load rather than during the boost a short
+measurement from idle catches part of (cool-downs did not bring the per-shape spread under 3%).
+
+BSHD_IMPLS (comma-separated, e.g. cudnn) times those backends a third way: anchors.py's own timer
+(anchors.median_ms, 100 calls, the same heat) on (B, S, H, D) tensors viewed as (B, H, S, D), the
+layout attnscope hands every kernel, where anchors.measure allocates (B, H, S, D) contiguous. A
+backend whose speed depends on the layout then shows it as ours/anchors away from 1 but
+ours/anchors-on-BSHD near it: the layout, not the timing."""
 import importlib.util
 import json
 import statistics
@@ -27,6 +39,8 @@ bindir, anchors_path = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 out_json = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
 cooldown_ms = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+heat_ms = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
+bshd_impls = [i for i in (sys.argv[7] if len(sys.argv) > 7 else "").split(",") if i]
 sys.path.insert(0, f"{bindir}/python")
 import torch  # noqa: E402  (PyTorch before attnscope's extension: its own cuDNN)
 
@@ -38,9 +52,10 @@ import attnscope  # noqa: E402
 IMPLS = ("flash", "cudnn", "efficient")
 SHAPES = [(s, d, c) for s in (2048, 8192) for d in (64, 128, 256) for c in (0, 1)]
 ARGS = ["--in-process", "--force", "--l2", "warm", "--no-check", "--metrics", "none", "--min-samples", "50",
-        "--max-time-s", "0.5", "--warmup-ms", "20", "--cooldown-ms", f"{cooldown_ms:g}"]
+        "--max-time-s", "0.5", "--warmup-ms", f"{max(heat_ms, 20):g}", "--cooldown-ms", f"{cooldown_ms:g}"]
 ours = {}
 theirs = {}
+theirs_bshd = {}
 cache = {}
 tmp = tempfile.mkdtemp(prefix="issue19-")
 
@@ -59,8 +74,26 @@ def measure_theirs(s, d, c):
         if cooldown_ms > 0:
             torch.cuda.synchronize()
             time.sleep(cooldown_ms / 1000)
+        heat_end = time.monotonic() + heat_ms / 1000
+        while time.monotonic() < heat_end:
+            anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 20, cache)
         ms, _ = anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 100, cache)
         theirs.setdefault((impl, s, d, c), []).append(ms)
+    for impl in bshd_impls:
+        q, k, v = (torch.randn(16384 // s, s, 2048 // d, d, device="cuda", dtype=torch.float16).transpose(1, 2)
+                   for _ in range(3))
+
+        def fn():
+            with anchors.sdpa_kernel([anchors.SDPA[impl]]):
+                return anchors.F.scaled_dot_product_attention(q, k, v, is_causal=bool(c))
+
+        if cooldown_ms > 0:
+            torch.cuda.synchronize()
+            time.sleep(cooldown_ms / 1000)
+        heat_end = time.monotonic() + heat_ms / 1000
+        while time.monotonic() < heat_end:
+            anchors.median_ms(fn, reps=20)
+        theirs_bshd.setdefault((impl, s, d, c), []).append(anchors.median_ms(fn, reps=100))
 
 
 for r in range(rounds):
@@ -92,6 +125,18 @@ paired_all = [p for _, p, _, _, _ in rows if p is not None]
 print(f"{within} of {len(rows)} within 3% (paired); median paired ratio {statistics.median(paired_all):.3f}, "
       f"range {min(paired_all):.3f}-{max(paired_all):.3f}")
 
+for key in sorted(theirs_bshd):
+    a, b = ours.get(key, []), theirs_bshd[key]
+    if len(a) == len(b):
+        paired = statistics.median(x / y for x, y in zip(a, b))
+        print(f"{key[0]} {key[1]} {key[2]} {key[3]} | anchors' timer on BSHD views {statistics.median(b):.4f} ms | "
+              f"ours / that {paired:.3f} | anchors BHSD / BSHD {statistics.median(theirs[key]) / statistics.median(b):.3f}")
+if theirs_bshd:
+    paired_bshd = [statistics.median(x / y for x, y in zip(ours[k], v)) for k, v in theirs_bshd.items()
+                   if len(ours.get(k, [])) == len(v)]
+    print(f"against anchors' timer on BSHD views: {sum(abs(p - 1) <= 0.03 for p in paired_bshd)} of "
+          f"{len(paired_bshd)} within 3% (paired)")
+
 
 def self_agreement(series):
     """How often one round of a tool lies within 3% of the median of its other rounds: the tool's own
@@ -106,7 +151,7 @@ def self_agreement(series):
     return hits, total
 
 
-for name, table in (("anchors.py", theirs), ("attnscope", ours)):
+for name, table in (("anchors.py", theirs), ("attnscope", ours), ("anchors' timer on BSHD views", theirs_bshd)):
     hits, total = self_agreement(list(table.values()))
     if total:
         print(f"{name}: a round within 3% of the median of its other rounds {hits} of {total} times "
@@ -114,4 +159,5 @@ for name, table in (("anchors.py", theirs), ("attnscope", ours)):
 if out_json:
     with open(out_json, "w") as f:
         json.dump([{"impl": k[0], "s": k[1], "d": k[2], "causal": k[3], "ours_ms": a, "anchors_ms": b,
-                    "paired": p, "ratio_of_medians": q} for k, p, q, a, b in rows], f, indent=1)
+                    "paired": p, "ratio_of_medians": q, "anchors_bshd_ms": theirs_bshd.get(k)}
+                   for k, p, q, a, b in rows], f, indent=1)
