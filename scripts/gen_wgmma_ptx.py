@@ -40,6 +40,8 @@ print("// Included by kernels/common/wgmma_ptx.cuh inside namespace attn::wgmma.
 print(ss("ss_m64n128k16_f32_f16", 128, "f32", "f16", 64, "float", "f"))
 print(ss("ss_m64n128k16_f32_bf16", 128, "f32", "bf16", 64, "float", "f"))
 print(ss("ss_m64n128k16_f16_f16", 128, "f16", "f16", 32, "std::uint32_t", "r"))
+print(ss("ss_m64n96k16_f16_f16", 96, "f16", "f16", 24, "std::uint32_t", "r"))
+print(ss("ss_m64n64k16_f16_f16", 64, "f16", "f16", 16, "std::uint32_t", "r"))
 print(ss("ss_m64n64k16_f32_f16", 64, "f32", "f16", 32, "float", "f"))
 print(ss("ss_m64n64k16_f32_bf16", 64, "f32", "bf16", 32, "float", "f"))
 print(ss("ss_m64n80k16_f32_f16", 80, "f32", "f16", 40, "float", "f"))

@@ -1,6 +1,7 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
 // several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes
-// recomputing S (the default) and sharing it in a cluster) x S 1/100/4097,
+// recomputing S (the default) and sharing it in a cluster; acc_f16's 640-column passes on 96-key
+// tiles, the default at D 544-640, and its 512-column ones there by the knob) x S 1/100/4097,
 // causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
 // NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
 // dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
@@ -50,6 +51,7 @@ struct WgmmaCase {
   int q_stream = 0;
   int warpgroups = 0;
   int cluster = 0;
+  int pass_cols = 0;
 };
 
 std::vector<WgmmaCase> all_cases() {
@@ -78,6 +80,15 @@ std::vector<WgmmaCase> all_cases() {
       add("s1000_win128_64_wg1", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
       // Several passes: the cases above recompute S in every pass (the default); these share it in a
       // cluster (cluster = 2), Q resident where it fits and streamed.
+      // acc_f16 at D 576 and 640 runs one 640-column pass by default; its 512-column passes by the knob.
+      if (fw::wide_by_default(d, v.acc_f16, 2)) {
+        const auto add512 = [&](const std::string& n, const Problem& p) {
+          out.push_back({tag + n + "_pass512", v.acc_f16, p, 0, 0, 0, 512});
+        };
+        add512("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
+        add512("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));
+        add512("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
+      }
       if (fw::passes_of(d, v.acc_f16) > 1) {
         add("s1_cluster", make_problem(1, 3, 3, 1, 1, d, t), 0, 0, 2);
         add("s100_causal_gqa_cluster", make_problem(2, 8, 2, 100, 100, d, t, true), 0, 0, 2);
@@ -100,6 +111,17 @@ std::vector<WgmmaCase> all_cases() {
         out.push_back({"d" + std::to_string(d) + "_f32_fp16" + tail + "_cluster", false,
                        make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs, 2});
     }
+  // The 640-column kernel where its 64-column chunks end in a 32-column tail (D 544 Q resident, 608
+  // streamed), and by the knob at D 1024 (two passes of 512 columns on 96-key tiles).
+  for (int d : {544, 608, 1024}) {
+    const std::string tag = "d" + std::to_string(d) + "_f16_fp16_pass640_";
+    const auto add = [&](const std::string& n, const Problem& p) {
+      out.push_back({tag + n, true, p, 0, 0, 0, fw::kWidePassCols});
+    };
+    add("sq333_sk1001_causal_gqa", make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true));
+    add("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, DType::fp16, false, {128, 64}));
+    if (d != 1024) add("sq100_sk4097_causal", make_problem(1, 2, 2, 100, 4097, d, DType::fp16, true));
+  }
   return out;
 }
 
@@ -117,16 +139,24 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   ASSERT_EQ(p.validate(), "");
   const std::uint32_t seed = static_cast<std::uint32_t>(std::hash<std::string>{}(p.full_label()) + 17u);
   OracleRun run;
-  run_against_oracle(
-      *spec, p, {{"q_stream", c.q_stream}, {"warpgroups", c.warpgroups}, {"cluster", c.cluster}}, seed, run);
+  run_against_oracle(*spec, p,
+                     {{"q_stream", c.q_stream},
+                      {"warpgroups", c.warpgroups},
+                      {"cluster", c.cluster},
+                      {"pass_cols", c.pass_cols}},
+                     seed, run);
   if (HasFatalFailure()) return;
 
   FfpaTolerance tol;
   ffpa_tolerance(p, c.acc_f16, run.in, run.ref, tol);
   if (HasFatalFailure()) return;
+  const int d = static_cast<int>(p.head_dim);
+  const bool wide =
+      c.pass_cols == fw::kWidePassCols ||
+      (c.pass_cols == 0 && c.cluster != 2 && fw::wide_by_default(d, c.acc_f16, c.warpgroups == 1 ? 1 : 2));
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
-            << ", warpgroups " << c.warpgroups << ", cluster " << c.cluster << ", passes "
-            << fw::passes_of(static_cast<int>(p.head_dim), c.acc_f16) << "): rel_l2 " << run.err.rel_l2
+            << ", warpgroups " << c.warpgroups << ", cluster " << c.cluster << ", pass_cols " << c.pass_cols
+            << ", passes " << fw::passes_of(d, c.acc_f16, wide) << "): rel_l2 " << run.err.rel_l2
             << ", cublas.unfused " << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule
             << "), LSE max abs " << run.err.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows "
             << run.empty_rows << ", rows checked " << run.ref.rows.size() << "\n";
@@ -169,6 +199,23 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
   EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"cluster", 2}, {"warpgroups", 1}})
                 .find("two warpgroups"),
             std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"pass_cols", 640}})
+                .find("pass_cols = 640: ffpa.wgmma.acc_f32 takes 256"),
+            std::string::npos);
+  EXPECT_NE(f16->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 300}})
+                .find("pass_cols = 300: ffpa.wgmma.acc_f16 takes 512 or 640"),
+            std::string::npos);
+  EXPECT_NE(
+      f16->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 640}, {"warpgroups", 1}})
+          .find("two warpgroups"),
+      std::string::npos);
+  EXPECT_NE(
+      f16->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 640}, {"cluster", 2}})
+          .find("512-column passes"),
+      std::string::npos);
+  EXPECT_EQ(
+      f16->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 512}, {"cluster", 2}}),
+      "");
   Problem dv = make_problem(1, 1, 1, 16, 16, 512, DType::fp16);
   dv.head_dim_v = 256;
   EXPECT_NE(f32->why_not(dv, {}).find("head_dim_v = 256"), std::string::npos);
@@ -187,6 +234,20 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_LE(2 * (fw::max_smem_bytes(false, 1) + 1024), 228 * 1024);
   EXPECT_EQ(fw::passes_of(512, true), 1);
   EXPECT_EQ(fw::passes_of(576, true), 2);
+  // acc_f16's 640-column kernel: one pass to D 640, the default from 544 with two warpgroups only.
+  EXPECT_EQ(fw::passes_of(640, true, true), 1);
+  EXPECT_EQ(fw::passes_of(704, true, true), 2);
+  EXPECT_EQ(fw::pass_chunks(1024, true, true), 8);
+  EXPECT_FALSE(fw::wide_by_default(512, true, 2));
+  EXPECT_TRUE(fw::wide_by_default(544, true, 2));
+  EXPECT_TRUE(fw::wide_by_default(640, true, 2));
+  EXPECT_FALSE(fw::wide_by_default(672, true, 2));
+  EXPECT_FALSE(fw::wide_by_default(576, false, 2));
+  EXPECT_FALSE(fw::wide_by_default(576, true, 1));
+  EXPECT_LE(fw::max_smem_bytes(false, 2, true), kH100);
+  EXPECT_LE(fw::max_smem_bytes(true, 2, true), kH100);
+  EXPECT_TRUE(fw::q_resident_by_default(576, 2, kH100, true));
+  EXPECT_FALSE(fw::q_resident_by_default(608, 2, kH100, true));
   EXPECT_EQ(fw::passes_of(256, false), 1);
   EXPECT_EQ(fw::passes_of(320, false), 2);
   EXPECT_EQ(fw::passes_of(1024, false), 4);

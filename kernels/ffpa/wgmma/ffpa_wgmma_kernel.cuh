@@ -86,10 +86,12 @@ __device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, in
   }
 }
 
-template <typename T, bool AccF16>
+// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V, per accumulator type. Compiled: fp32
+// accumulation at Bc 128 (fp16, bf16), fp16 accumulation at Bc 128 and at the wide kernel's kWideBc.
+template <typename T, bool AccF16, int Bc>
 struct WgmmaOps;
 template <>
-struct WgmmaOps<__half, false> {
+struct WgmmaOps<__half, false, 128> {
   using Acc = float;
   static constexpr int kSRegs = 64, kORegs = 32;
   __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
@@ -100,7 +102,7 @@ struct WgmmaOps<__half, false> {
   }
 };
 template <>
-struct WgmmaOps<__nv_bfloat16, false> {
+struct WgmmaOps<__nv_bfloat16, false, 128> {
   using Acc = float;
   static constexpr int kSRegs = 64, kORegs = 32;
   __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
@@ -111,11 +113,23 @@ struct WgmmaOps<__nv_bfloat16, false> {
   }
 };
 template <>
-struct WgmmaOps<__half, true> {
+struct WgmmaOps<__half, true, 128> {
   using Acc = std::uint32_t;  // packed half2
   static constexpr int kSRegs = 32, kORegs = 16;
   __device__ static void qk(std::uint32_t (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
     wgmma::ss_m64n128k16_f16_f16(s, a, b, acc);
+  }
+  __device__ static void pv(std::uint32_t (&o)[16], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f16_f16(o, p, b);
+  }
+};
+template <>
+struct WgmmaOps<__half, true, kWideBc> {
+  using Acc = std::uint32_t;  // packed half2
+  static constexpr int kSRegs = kWideBc / 4, kORegs = 16;
+  static_assert(kWideBc == 96, "the wide kernel's Q K^T wrapper is m64n96k16");
+  __device__ static void qk(std::uint32_t (&s)[kSRegs], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n96k16_f16_f16(s, a, b, acc);
   }
   __device__ static void pv(std::uint32_t (&o)[16], const std::uint32_t (&p)[4], std::uint64_t b) {
     wgmma::rs_m64n64k16_f16_f16(o, p, b);
@@ -150,20 +164,22 @@ __device__ __forceinline__ void acc_scale_rows(std::uint32_t (&r)[N], const floa
   }
 }
 
-template <typename T, bool AccF16, bool QResident, int WGs, bool kCluster = false>
+template <typename T, bool AccF16, bool QResident, int WGs, bool kCluster = false, bool Wide = false>
 __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(const WgmmaParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Ops = WgmmaOps<T, AccF16>;
+  constexpr int Bc = bc_of(Wide);  // keys a tile
+  using Ops = WgmmaOps<T, AccF16, Bc>;
   using Acc = typename Ops::Acc;
   constexpr int kBr = rows_of(WGs), kThreads = threads_of(WGs);
   constexpr int kQTileBytes = q_tile_bytes(WGs);
-  constexpr int kOChunks = max_pass_cols(AccF16) / kChunk;
+  constexpr int kOChunks = max_pass_cols(AccF16, Wide) / kChunk;
   constexpr int kRing = ring_slots(WGs, QResident);
   // Cluster mode: as many slots as fit beside the exchange buffers (cluster_ring_slots, 3 to 6).
   const int ring_n = kCluster ? p.ring_slots : kRing;
-  constexpr int kSlotBytes = slot_bytes(WGs, QResident);  // [Q chunk,] K chunk; a V chunk at the start
+  constexpr int kSlotBytes = slot_bytes(WGs, QResident, Wide);  // [Q chunk,] K chunk; a V chunk at the start
   static_assert(!QResident || WGs == 2, "Q resident is compiled for the two-warpgroup CTA");
   static_assert(!kCluster || WGs == 2, "cluster mode is compiled for the two-warpgroup CTA");
+  static_assert(!Wide || (AccF16 && WGs == 2 && !kCluster), "the wide kernel is acc_f16's, two warpgroups");
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -192,7 +208,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   const T* v_head = static_cast<const T*>(p.v) + kv_off;
 
   const int diag_off = p.seq_kv - p.seq_q;
-  const KeyTiles keys = key_tiles(p, row0, kBr, kBc);
+  const KeyTiles keys = key_tiles(p, row0, kBr, Bc);
   const int n_lo = keys.n_lo, n_hi = keys.n_hi, full_lo = keys.full_lo, full_hi = keys.full_hi;
   const int n_tiles = n_hi - n_lo;
   const int per_tile = n_qk + n_oc;
@@ -224,7 +240,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 
   // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_qk-1 = K chunks, then V chunks;
   // the issuer walks it with counters (no divisions in the loop).
-  int issued = 0, issue_slot = 0, issue_i = 0, issue_key_row = (n_hi - 1) * kBc;
+  int issued = 0, issue_slot = 0, issue_i = 0, issue_key_row = (n_hi - 1) * Bc;
   const auto issue_next = [&]() {
     if (issued < total_items) {
       const std::uint32_t dst = ring + static_cast<std::uint32_t>(issue_slot * kSlotBytes);
@@ -232,17 +248,17 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
         if constexpr (!QResident)
           load_chunk<kBr, kThreads>(dst, q_head, row0, p.seq_q, (qk0 + issue_i) * kChunk, D, p.q_row_stride,
                                     tid);
-        load_chunk<kBc, kThreads>(dst + (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)), k_head,
-                                  issue_key_row, p.seq_kv, (qk0 + issue_i) * kChunk, D, p.kv_row_stride, tid);
+        load_chunk<Bc, kThreads>(dst + (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)), k_head,
+                                 issue_key_row, p.seq_kv, (qk0 + issue_i) * kChunk, D, p.kv_row_stride, tid);
       } else {
-        load_chunk<kBc, kThreads>(dst, v_head, issue_key_row, p.seq_kv, (oc0 + issue_i - n_qk) * kChunk, D,
-                                  p.kv_row_stride, tid);
+        load_chunk<Bc, kThreads>(dst, v_head, issue_key_row, p.seq_kv, (oc0 + issue_i - n_qk) * kChunk, D,
+                                 p.kv_row_stride, tid);
       }
       ++issued;
       issue_slot = issue_slot + 1 == ring_n ? 0 : issue_slot + 1;
       if (++issue_i == per_tile) {
         issue_i = 0;
-        issue_key_row -= kBc;
+        issue_key_row -= Bc;
       }
     }
     cp_async_commit();  // empty groups past the end keep the wait count uniform
@@ -281,7 +297,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 
 #pragma unroll 1
   for (int tile = 0; tile < n_tiles; ++tile) {
-    const int key0 = (n_hi - 1 - tile) * kBc;
+    const int key0 = (n_hi - 1 - tile) * Bc;
 
     // ---- S = Q K^T over the K items. The first wgmma ignores S's old values (scale-d = 0); the
     // zeros only end their live range at the softmax instead of carrying them across the tile.
@@ -309,19 +325,20 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
     if constexpr (kCluster) exchange_partial_s<kThreads>(s, xc, pass, tid, tile);
 
     // ---- online softmax on S; P packed as 16-bit pairs in wgmma's A-fragment order.
-    float x[2][32];  // [row half][2 j + column]: block j's two columns of this thread
+    constexpr int kBlocks = Bc / 8, kCols = Bc / 4;  // 8-column blocks of S; a thread's columns a row
+    float x[2][kCols];  // [row half][2 j + column]: block j's two columns of this thread
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
+    for (int j = 0; j < kBlocks; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) x[e / 2][2 * j + e % 2] = acc_get(s, j, e) * p.scale_log2;
-    if (key0 < full_lo || key0 + kBc > full_hi) {  // full_hi <= Sk: the key tail too
+    if (key0 < full_lo || key0 + Bc > full_hi) {  // full_hi <= Sk: the key tail too
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         const int diag = row0 + wg_row + 8 * hr + diag_off;
         const int first = p.left >= 0 ? max(0, diag - p.left) : 0;
         const int end = p.right >= 0 ? min(p.seq_kv, diag + p.right + 1) : p.seq_kv;
 #pragma unroll
-        for (int j = 0; j < 16; ++j)
+        for (int j = 0; j < kBlocks; ++j)
 #pragma unroll
           for (int c = 0; c < 2; ++c) {
             const int key = key0 + 8 * j + 2 * t4 + c;
@@ -334,7 +351,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
     for (int hr = 0; hr < 2; ++hr) {
       float mx = row_max[hr];
 #pragma unroll
-      for (int i = 0; i < 32; ++i) mx = fmaxf(mx, x[hr][i]);
+      for (int i = 0; i < kCols; ++i) mx = fmaxf(mx, x[hr][i]);
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float ref = mx == kNegInf ? 0.0f : mx;  // no visible key yet: every exp2 is 0
@@ -342,7 +359,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
       row_max[hr] = mx;
       float tile_sum = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
+      for (int i = 0; i < kCols; ++i) {
         x[hr][i] = exp2_approx(x[hr][i] - ref);
         tile_sum += x[hr][i];
       }
@@ -359,9 +376,9 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
         p_scale[hr] = 1.0f;
       }
     }
-    std::uint32_t pa[8][4];  // k16 slice kk: (g, keys 16kk + 2t), (g + 8, same), (g, +8), (g + 8, +8)
+    std::uint32_t pa[Bc / 16][4];  // k16 slice kk: (g, keys 16kk + 2t), (g + 8, same), (g, +8), (g + 8, +8)
 #pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
+    for (int kk = 0; kk < Bc / 16; ++kk)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int hr = r % 2, j = 2 * kk + r / 2;
@@ -379,7 +396,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
         wgmma::fence();
         const std::uint64_t vd = wgmma::desc_sw128(slot);  // a 16-key slice is 2048 bytes on: + 128
 #pragma unroll
-        for (int kk = 0; kk < kBc / 16; ++kk) Ops::pv(o[c], pa[kk], vd + 128 * kk);
+        for (int kk = 0; kk < Bc / 16; ++kk) Ops::pv(o[c], pa[kk], vd + 128 * kk);
         wgmma::commit();
         wgmma::wait<1>();  // chunk c's accumulators stay in flight; the next item writes others
       }
@@ -388,7 +405,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) wgmma::fence_operands(o[c]);
 #pragma unroll
-    for (int kk = 0; kk < 8; ++kk) wgmma::fence_operands(pa[kk]);  // read by wgmma until the last wait
+    for (int kk = 0; kk < Bc / 16; ++kk) wgmma::fence_operands(pa[kk]);  // read by wgmma until the last wait
   }
 
   // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0).

@@ -1,6 +1,6 @@
 // ffpa.wgmma launch template: the grid (row blocks x passes, heads, batch), the shared-memory
-// opt-in, and the switch over Q residency, warpgroups a CTA and cluster mode (the passes of a row
-// block one cluster). Included only by the instantiation files in inst/.
+// opt-in, and the switch over Q residency, warpgroups a CTA, cluster mode (the passes of a row
+// block one cluster) and the wide acc_f16 kernel. Included only by the instantiation files in inst/.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -16,17 +16,17 @@
 
 namespace attn::ffpa_wgmma {
 
-template <typename T, bool kAccF16, bool kQResident, int kWGs>
+template <typename T, bool kAccF16, bool kQResident, int kWGs, bool kWide = false>
 void launch_wgmma(const WgmmaParams& p, cudaStream_t stream) {
-  const auto kernel = ffpa_wgmma_kernel<T, kAccF16, kQResident, kWGs>;
+  const auto kernel = ffpa_wgmma_kernel<T, kAccF16, kQResident, kWGs, false, kWide>;
   // Once per kernel, to the most any head dim it serves needs (prepare() checked the GPU allows it).
   static const cudaError_t attr_status = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem_bytes(kQResident, kWGs));
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem_bytes(kQResident, kWGs, kWide));
   ATTN_CUDA_CHECK(attr_status);
   const int m_blocks = (p.seq_q + rows_of(kWGs) - 1) / rows_of(kWGs);
   const dim3 grid(static_cast<unsigned>(m_blocks * p.n_passes), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));
-  kernel<<<grid, threads_of(kWGs), smem_bytes(p.head_dim, kQResident, kWGs), stream>>>(p);
+  kernel<<<grid, threads_of(kWGs), smem_bytes(p.head_dim, kQResident, kWGs, kWide), stream>>>(p);
   ATTN_CUDA_CHECK_LAUNCH("ffpa.wgmma ffpa_wgmma_kernel");
 }
 
@@ -50,11 +50,28 @@ void launch_wgmma_cluster(const WgmmaParams& p, cudaStream_t stream) {
 }
 
 template <DType kType, bool kAccF16>
-void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, void* stream) {
+void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, bool wide, void* stream) {
   using T = std::conditional_t<kType == DType::fp16, __half, __nv_bfloat16>;
   static_assert(kType == DType::fp16 || kType == DType::bf16, "ffpa.wgmma takes fp16 and bf16");
   static_assert(!kAccF16 || kType == DType::fp16, "fp16 accumulation takes fp16 inputs");
   const auto st = static_cast<cudaStream_t>(stream);
+  if (wide) {
+    if constexpr (kAccF16) {
+      if (!is_supported_head_dim(p.head_dim) || wgs != 2 || cluster ||
+          (q_resident && p.head_dim > kMaxResidentHeadDim))
+        throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) +
+                          " in 640-column passes with " + std::to_string(wgs) + " warpgroups" +
+                          (cluster ? " in cluster mode" : "") +
+                          " is not compiled (two warpgroups, passes recomputing S)");
+      if (q_resident)
+        launch_wgmma<T, true, true, 2, true>(p, st);
+      else
+        launch_wgmma<T, true, false, 2, true>(p, st);
+      return;
+    } else {
+      throw KernelError("ffpa.wgmma: 640-column passes are compiled for acc_f16 only");
+    }
+  }
   if (cluster && p.n_passes > 1) {
     // A cluster CTA keeps only its own chunks of Q: resident wherever prepare() found it fits.
     if (!is_supported_head_dim(p.head_dim) || wgs != 2 || p.n_passes > kMaxClusterPasses)

@@ -1,7 +1,7 @@
 // ffpa.wgmma launch interface (host-only): run_wgmma<dtype, acc_f16> launches the sm_90a kernel
 // with Q resident or streamed, 1 or 2 warpgroups a CTA, the passes of a row block recomputing S or
-// (cluster) sharing it. Defined in ffpa_wgmma_launch.cuh, instantiated once
-// per (dtype, accumulation) in inst/.
+// (cluster) sharing it, and for acc_f16 the wide kernel (640-column passes, `wide`). Defined in
+// ffpa_wgmma_launch.cuh, instantiated once per (dtype, accumulation) in inst/.
 #pragma once
 #include "kernels/api/dtype.hpp"
 #include "kernels/ffpa/wgmma/ffpa_wgmma_params.hpp"
@@ -10,10 +10,10 @@ namespace attn::ffpa_wgmma {
 
 // Enqueues one forward pass on `stream` (a cudaStream_t); p.n_passes and p.pass_chunks set.
 template <DType kType, bool kAccF16>
-void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, void* stream);
+void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, bool wide, void* stream);
 
-extern template void run_wgmma<DType::fp16, false>(const WgmmaParams&, bool, int, bool, void*);
-extern template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, int, bool, void*);
-extern template void run_wgmma<DType::fp16, true>(const WgmmaParams&, bool, int, bool, void*);
+extern template void run_wgmma<DType::fp16, false>(const WgmmaParams&, bool, int, bool, bool, void*);
+extern template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, int, bool, bool, void*);
+extern template void run_wgmma<DType::fp16, true>(const WgmmaParams&, bool, int, bool, bool, void*);
 
 }  // namespace attn::ffpa_wgmma

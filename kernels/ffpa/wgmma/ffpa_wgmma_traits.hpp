@@ -7,15 +7,24 @@
 // one CTA can produce: 64 rows x 256 fp32 or 512 fp16 columns is 128 registers a thread. Wider D
 // is split into passes over O's columns, each its own CTA that recomputes S: 1.5x the QK work at
 // two passes, which wgmma's rate pays for; shared memory stays constant in D with Q streamed.
+// The wide acc_f16 kernel takes 640 fp16 columns (160 registers) in one pass on narrower key tiles
+// (kWideBc: S, its fp32 copy and P shrink by the registers O grows), so D 544-640 needs no second pass.
 #pragma once
 #include "kernels/common/smem_optin.hpp"
 
 namespace attn::ffpa_wgmma {
 
 inline constexpr int kBc = 128;
-inline constexpr int kChunk = 64;               // D columns per streamed item
-inline constexpr int kKvTileBytes = 128 * 128;  // one chunk of 128 keys: 16 KiB
-inline constexpr int kAlignSlack = 1024;        // the swizzle needs 1024-byte aligned tiles
+inline constexpr int kChunk = 64;  // D columns per streamed item
+// The wide acc_f16 kernel: O's 640 columns are 160 registers a thread; with 128-key tiles ptxas
+// spills (S 32 + its fp32 copy 64 + P 32 beside O), with 96-key tiles it does not.
+inline constexpr int kWideBc = 96;
+inline constexpr int kWidePassCols = 640;
+constexpr int bc_of(bool wide) { return wide ? kWideBc : kBc; }
+constexpr int kv_tile_bytes(bool wide) {
+  return bc_of(wide) * 128;
+}  // one chunk of Bc keys (128 keys: 16 KiB)
+inline constexpr int kAlignSlack = 1024;  // the swizzle needs 1024-byte aligned tiles
 inline constexpr int kMinHeadDim = 32;
 inline constexpr int kMaxHeadDim = 1024;
 inline constexpr int kMaxResidentHeadDim = 576;  // the largest D whose resident Q fits beside the ring
@@ -33,28 +42,36 @@ constexpr int threads_of(int wgs) { return 128 * wgs; }
 constexpr int q_tile_bytes(int wgs) { return rows_of(wgs) * 128; }
 constexpr int ring_slots(int wgs, bool q_resident) { return wgs == 1 ? 4 : (q_resident ? 5 : 6); }
 // A slot holds one K or V chunk, and with Q streamed the Q chunk of a K item in front of it.
-constexpr int slot_bytes(int wgs, bool q_resident) {
-  return q_resident ? kKvTileBytes : q_tile_bytes(wgs) + kKvTileBytes;
+constexpr int slot_bytes(int wgs, bool q_resident, bool wide = false) {
+  return q_resident ? kv_tile_bytes(wide) : q_tile_bytes(wgs) + kv_tile_bytes(wide);
 }
 
 constexpr bool is_supported_head_dim(int d) { return d >= kMinHeadDim && d <= kMaxHeadDim && d % 32 == 0; }
-constexpr int max_pass_cols(bool acc_f16) { return acc_f16 ? 512 : 256; }
+// `wide`: the wide acc_f16 kernel (two warpgroups only).
+constexpr int max_pass_cols(bool acc_f16, bool wide = false) {
+  return acc_f16 ? (wide ? kWidePassCols : 512) : 256;
+}
 constexpr int chunks_of(int d) { return (d + kChunk - 1) / kChunk; }
-constexpr int passes_of(int d, bool acc_f16) {
-  return (d + max_pass_cols(acc_f16) - 1) / max_pass_cols(acc_f16);
+constexpr int passes_of(int d, bool acc_f16, bool wide = false) {
+  return (d + max_pass_cols(acc_f16, wide) - 1) / max_pass_cols(acc_f16, wide);
 }
 // Chunks of O a pass owns (the last pass may own fewer): the passes split D as evenly as chunks allow.
-constexpr int pass_chunks(int d, bool acc_f16) {
-  return (chunks_of(d) + passes_of(d, acc_f16) - 1) / passes_of(d, acc_f16);
+constexpr int pass_chunks(int d, bool acc_f16, bool wide = false) {
+  return (chunks_of(d) + passes_of(d, acc_f16, wide) - 1) / passes_of(d, acc_f16, wide);
+}
+// The wide kernel by default where it saves a pass: acc_f16 at 512 < D <= 640 with two warpgroups.
+// Measured (H200, B 1 H 48 S 8192 fp16, docs/PERF.md "ffpa.wgmma.acc_f16 in one pass up to D 640").
+constexpr bool wide_by_default(int d, bool acc_f16, int wgs) {
+  return acc_f16 && wgs == 2 && d > 512 && d <= kWidePassCols;
 }
 
-constexpr int smem_bytes(int d, bool q_resident, int wgs) {
+constexpr int smem_bytes(int d, bool q_resident, int wgs, bool wide = false) {
   return kAlignSlack + (q_resident ? chunks_of(d) * q_tile_bytes(wgs) : 0) +
-         ring_slots(wgs, q_resident) * slot_bytes(wgs, q_resident);
+         ring_slots(wgs, q_resident) * slot_bytes(wgs, q_resident, wide);
 }
 // The most any head dim needs from each compiled kernel (its shared-memory opt-in).
-constexpr int max_smem_bytes(bool q_resident, int wgs) {
-  return smem_bytes(q_resident ? kMaxResidentHeadDim : kMaxHeadDim, q_resident, wgs);
+constexpr int max_smem_bytes(bool q_resident, int wgs, bool wide = false) {
+  return smem_bytes(q_resident ? kMaxResidentHeadDim : kMaxHeadDim, q_resident, wgs, wide);
 }
 
 // Cluster mode (two warpgroups only): the passes of a row block are the CTAs of one thread-block
@@ -94,8 +111,8 @@ constexpr bool cluster_fits(int d, bool acc_f16, bool q_resident) {
 
 // Q stays in shared memory (loaded once, a third less L2 traffic) where it fits beside the ring;
 // only the two-warpgroup CTA keeps it (one warpgroup's CTA shares the SM with a second).
-constexpr bool q_resident_by_default(int d, int wgs, int smem_limit) {
-  return wgs == 2 && d <= kMaxResidentHeadDim && smem_bytes(d, true, wgs) <= smem_limit;
+constexpr bool q_resident_by_default(int d, int wgs, int smem_limit, bool wide = false) {
+  return wgs == 2 && d <= kMaxResidentHeadDim && smem_bytes(d, true, wgs, wide) <= smem_limit;
 }
 
 }  // namespace attn::ffpa_wgmma

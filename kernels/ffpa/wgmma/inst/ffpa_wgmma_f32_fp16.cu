@@ -3,5 +3,5 @@
 #include "kernels/ffpa/wgmma/ffpa_wgmma_launch.cuh"
 
 namespace attn::ffpa_wgmma {
-template void run_wgmma<DType::fp16, false>(const WgmmaParams&, bool, int, bool, void*);
+template void run_wgmma<DType::fp16, false>(const WgmmaParams&, bool, int, bool, bool, void*);
 }  // namespace attn::ffpa_wgmma
