@@ -111,8 +111,8 @@ std::vector<WgmmaCase> all_cases() {
         out.push_back({"d" + std::to_string(d) + "_f32_fp16" + tail + "_cluster", false,
                        make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs, 2});
     }
-  // The 640-column kernel where its 64-column chunks end in a 32-column tail (D 544 Q resident, 608
-  // streamed), and by the knob at D 1024 (two passes of 512 columns on 96-key tiles).
+  // The 640-column kernel where its 64-column chunks end in a 32-column tail (D 544 and 608, Q
+  // resident), and by the knob at D 1024 (two passes of 512 columns on 96-key tiles, Q streamed).
   for (int d : {544, 608, 1024}) {
     const std::string tag = "d" + std::to_string(d) + "_f16_fp16_pass640_";
     const auto add = [&](const std::string& n, const Problem& p) {
@@ -246,8 +246,9 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_FALSE(fw::wide_by_default(576, true, 1));
   EXPECT_LE(fw::max_smem_bytes(false, 2, true), kH100);
   EXPECT_LE(fw::max_smem_bytes(true, 2, true), kH100);
-  EXPECT_TRUE(fw::q_resident_by_default(576, 2, kH100, true));
-  EXPECT_FALSE(fw::q_resident_by_default(608, 2, kH100, true));
+  EXPECT_TRUE(fw::q_resident_by_default(640, 2, kH100, true));  // its 96-key slots leave Q the room
+  EXPECT_FALSE(fw::q_resident_by_default(672, 2, kH100, true));
+  EXPECT_FALSE(fw::q_resident_by_default(608, 2, kH100));
   EXPECT_EQ(fw::passes_of(256, false), 1);
   EXPECT_EQ(fw::passes_of(320, false), 2);
   EXPECT_EQ(fw::passes_of(1024, false), 4);

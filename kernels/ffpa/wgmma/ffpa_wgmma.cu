@@ -161,7 +161,9 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
       {"q_stream",
        {0, 1},
        0,
-       "0 = Q loaded once into shared memory where it fits beside the chunk ring (D <= 576), else streamed; "
+       "0 = Q loaded once into shared memory where it fits beside the chunk ring (D <= 576; 640 in "
+       "640-column "
+       "passes), else streamed; "
        "1 = Q streamed with every K chunk (shared memory constant in D)"},
       {"warpgroups",
        {0, 1, 2},

@@ -58,7 +58,7 @@ void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, boo
   if (wide) {
     if constexpr (kAccF16) {
       if (!is_supported_head_dim(p.head_dim) || wgs != 2 || cluster ||
-          (q_resident && p.head_dim > kMaxResidentHeadDim))
+          (q_resident && p.head_dim > max_resident_head_dim(true)))
         throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) +
                           " in 640-column passes with " + std::to_string(wgs) + " warpgroups" +
                           (cluster ? " in cluster mode" : "") +

@@ -21,13 +21,14 @@ inline constexpr int kChunk = 64;  // D columns per streamed item
 inline constexpr int kWideBc = 96;
 inline constexpr int kWidePassCols = 640;
 constexpr int bc_of(bool wide) { return wide ? kWideBc : kBc; }
-constexpr int kv_tile_bytes(bool wide) {
-  return bc_of(wide) * 128;
-}  // one chunk of Bc keys (128 keys: 16 KiB)
+// One K or V chunk: Bc keys of 128 bytes (128 keys: 16 KiB).
+constexpr int kv_tile_bytes(bool wide) { return bc_of(wide) * 128; }
 inline constexpr int kAlignSlack = 1024;  // the swizzle needs 1024-byte aligned tiles
 inline constexpr int kMinHeadDim = 32;
 inline constexpr int kMaxHeadDim = 1024;
 inline constexpr int kMaxResidentHeadDim = 576;  // the largest D whose resident Q fits beside the ring
+// The wide kernel's 96-key slots leave room for Q up to D 640 (160 KiB beside 5 slots of 12 KiB).
+constexpr int max_resident_head_dim(bool wide) { return wide ? kWidePassCols : kMaxResidentHeadDim; }
 
 // A CTA is `wgs` warpgroups of 64 query rows: 2 (one CTA an SM, K and V shared by 128 rows, Q may
 // stay resident) or 1 (two CTAs an SM, each with its own ring and Q streamed: one CTA's softmax
@@ -71,7 +72,7 @@ constexpr int smem_bytes(int d, bool q_resident, int wgs, bool wide = false) {
 }
 // The most any head dim needs from each compiled kernel (its shared-memory opt-in).
 constexpr int max_smem_bytes(bool q_resident, int wgs, bool wide = false) {
-  return smem_bytes(q_resident ? kMaxResidentHeadDim : kMaxHeadDim, q_resident, wgs, wide);
+  return smem_bytes(q_resident ? max_resident_head_dim(wide) : kMaxHeadDim, q_resident, wgs, wide);
 }
 
 // Cluster mode (two warpgroups only): the passes of a row block are the CTAs of one thread-block
@@ -112,7 +113,7 @@ constexpr bool cluster_fits(int d, bool acc_f16, bool q_resident) {
 // Q stays in shared memory (loaded once, a third less L2 traffic) where it fits beside the ring;
 // only the two-warpgroup CTA keeps it (one warpgroup's CTA shares the SM with a second).
 constexpr bool q_resident_by_default(int d, int wgs, int smem_limit, bool wide = false) {
-  return wgs == 2 && d <= kMaxResidentHeadDim && smem_bytes(d, true, wgs, wide) <= smem_limit;
+  return wgs == 2 && d <= max_resident_head_dim(wide) && smem_bytes(d, true, wgs, wide) <= smem_limit;
 }
 
 }  // namespace attn::ffpa_wgmma
