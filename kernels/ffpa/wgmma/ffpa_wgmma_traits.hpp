@@ -61,7 +61,9 @@ constexpr int pass_chunks(int d, bool acc_f16, bool wide = false) {
   return (chunks_of(d) + passes_of(d, acc_f16, wide) - 1) / passes_of(d, acc_f16, wide);
 }
 // The wide kernel by default where it saves a pass: acc_f16 at 512 < D <= 640 with two warpgroups.
-// Measured (H200, B 1 H 48 S 8192 fp16, docs/PERF.md "ffpa.wgmma.acc_f16 in one pass up to D 640").
+// Measured (H200, B 1 H 48 S 8192 fp16, docs/PERF.md "ffpa.wgmma.acc_f16 in one pass up to D 640"):
+// D 544 / 576 / 608 / 640 full mask 479 / 512 / 490 / 528 TFLOPS against 331 / 350 / 303 / 335 in two
+// passes (cublas.unfused 336-377 in the same run); D 512 level (537 both).
 constexpr bool wide_by_default(int d, bool acc_f16, int wgs) {
   return acc_f16 && wgs == 2 && d > 512 && d <= kWidePassCols;
 }
