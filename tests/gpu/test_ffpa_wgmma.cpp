@@ -1,7 +1,8 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
 // several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes
-// recomputing S (the default) and sharing it in a cluster; acc_f16's 640-column passes on 96-key
-// tiles, the default at D 544-640, and its 512-column ones there by the knob) x S 1/100/4097,
+// recomputing S (the default) and sharing it in a cluster; the wide kernels' passes (acc_f16 640
+// columns on 96-key tiles, acc_f32 320 on 64-key tiles) where they save a pass, the default, and the
+// narrower passes there by the knob) x S 1/100/4097,
 // causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
 // NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
 // dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
@@ -80,14 +81,16 @@ std::vector<WgmmaCase> all_cases() {
       add("s1000_win128_64_wg1", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
       // Several passes: the cases above recompute S in every pass (the default); these share it in a
       // cluster (cluster = 2), Q resident where it fits and streamed.
-      // acc_f16 at D 576 and 640 runs one 640-column pass by default; its 512-column passes by the knob.
+      // Where the wide kernel saves a pass it is the default (acc_f16 at D 576 and 640, acc_f32 at 320, 576
+      // and 640); the narrower passes by the knob.
       if (fw::wide_by_default(d, v.acc_f16, 2)) {
-        const auto add512 = [&](const std::string& n, const Problem& p) {
-          out.push_back({tag + n + "_pass512", v.acc_f16, p, 0, 0, 0, 512});
+        const int cols = fw::max_pass_cols(v.acc_f16);
+        const auto add_narrow = [&](const std::string& n, const Problem& p) {
+          out.push_back({tag + n + "_pass" + std::to_string(cols), v.acc_f16, p, 0, 0, 0, cols});
         };
-        add512("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
-        add512("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));
-        add512("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
+        add_narrow("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
+        add_narrow("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));
+        add_narrow("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
       }
       if (fw::passes_of(d, v.acc_f16) > 1) {
         add("s1_cluster", make_problem(1, 3, 3, 1, 1, d, t), 0, 0, 2);
@@ -116,11 +119,20 @@ std::vector<WgmmaCase> all_cases() {
   for (int d : {544, 608, 1024}) {
     const std::string tag = "d" + std::to_string(d) + "_f16_fp16_pass640_";
     const auto add = [&](const std::string& n, const Problem& p) {
-      out.push_back({tag + n, true, p, 0, 0, 0, fw::kWidePassCols});
+      out.push_back({tag + n, true, p, 0, 0, 0, fw::wide_pass_cols(true)});
     };
     add("sq333_sk1001_causal_gqa", make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true));
     add("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, DType::fp16, false, {128, 64}));
     if (d != 1024) add("sq100_sk4097_causal", make_problem(1, 2, 2, 100, 4097, d, DType::fp16, true));
+  }
+  // acc_f32's 320-column kernel in three passes (by the knob only) with a 32-column tail, both dtypes.
+  for (DType t : {DType::fp16, DType::bf16}) {
+    const std::string tag = std::string("d800_f32_") + (t == DType::fp16 ? "fp16" : "bf16") + "_pass320_";
+    out.push_back({tag + "sq333_sk1001_causal_gqa", false, make_problem(1, 6, 2, 333, 1001, 800, t, true), 0,
+                   0, 0, fw::wide_pass_cols(false)});
+    out.push_back({tag + "s1000_win128_64", false,
+                   make_problem(1, 3, 3, 1000, 1000, 800, t, false, {128, 64}), 0, 0, 0,
+                   fw::wide_pass_cols(false)});
   }
   return out;
 }
@@ -152,7 +164,7 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   if (HasFatalFailure()) return;
   const int d = static_cast<int>(p.head_dim);
   const bool wide =
-      c.pass_cols == fw::kWidePassCols ||
+      c.pass_cols == fw::wide_pass_cols(c.acc_f16) ||
       (c.pass_cols == 0 && c.cluster != 2 && fw::wide_by_default(d, c.acc_f16, c.warpgroups == 1 ? 1 : 2));
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
             << ", warpgroups " << c.warpgroups << ", cluster " << c.cluster << ", pass_cols " << c.pass_cols
@@ -202,6 +214,10 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
   EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 512, DType::fp16), {{"pass_cols", 640}})
                 .find("pass_cols = 640: ffpa.wgmma.acc_f32 takes 256"),
             std::string::npos);
+  EXPECT_NE(
+      f32->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 320}, {"cluster", 2}})
+          .find("pass_cols = 320 with cluster = 2"),
+      std::string::npos);
   EXPECT_NE(f16->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 300}})
                 .find("pass_cols = 300: ffpa.wgmma.acc_f16 takes 512 or 640"),
             std::string::npos);
@@ -242,12 +258,27 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_TRUE(fw::wide_by_default(544, true, 2));
   EXPECT_TRUE(fw::wide_by_default(640, true, 2));
   EXPECT_FALSE(fw::wide_by_default(672, true, 2));
-  EXPECT_FALSE(fw::wide_by_default(576, false, 2));
   EXPECT_FALSE(fw::wide_by_default(576, true, 1));
-  EXPECT_LE(fw::max_smem_bytes(false, 2, true), kH100);
-  EXPECT_LE(fw::max_smem_bytes(true, 2, true), kH100);
-  EXPECT_TRUE(fw::q_resident_by_default(640, 2, kH100, true));  // its 96-key slots leave Q the room
-  EXPECT_FALSE(fw::q_resident_by_default(672, 2, kH100, true));
+  // acc_f32's 320-column kernel: one pass to D 320, two to 640 by default; three to 960 by the knob only.
+  EXPECT_TRUE(fw::wide_by_default(320, false, 2));
+  EXPECT_FALSE(fw::wide_by_default(384, false, 2));
+  EXPECT_TRUE(fw::wide_by_default(576, false, 2));
+  EXPECT_FALSE(fw::wide_by_default(768, false, 2));
+  EXPECT_FALSE(fw::wide_by_default(960, false, 2));
+  EXPECT_FALSE(fw::wide_by_default(1024, false, 2));
+  EXPECT_EQ(fw::passes_of(640, false, true), 2);
+  EXPECT_EQ(fw::passes_of(960, false, true), 3);
+  // Q resident up to D 576 on 128-key slots, 640 on the 96-key ones, 704 on the 64-key ones.
+  EXPECT_EQ(fw::max_resident_head_dim(), 576);
+  EXPECT_EQ(fw::max_resident_head_dim(fw::wide_bc(true)), 640);
+  EXPECT_EQ(fw::max_resident_head_dim(fw::wide_bc(false)), 704);
+  for (bool acc_f16 : {false, true}) {
+    const int bc = fw::wide_bc(acc_f16);
+    EXPECT_LE(fw::max_smem_bytes(false, 2, bc), kH100);
+    EXPECT_LE(fw::max_smem_bytes(true, 2, bc), kH100);
+    EXPECT_TRUE(fw::q_resident_by_default(fw::max_resident_head_dim(bc), 2, kH100, bc));
+    EXPECT_FALSE(fw::q_resident_by_default(fw::max_resident_head_dim(bc) + 32, 2, kH100, bc));
+  }
   EXPECT_FALSE(fw::q_resident_by_default(608, 2, kH100));
   EXPECT_EQ(fw::passes_of(256, false), 1);
   EXPECT_EQ(fw::passes_of(320, false), 2);

@@ -4,7 +4,7 @@
 // each with the knobs q_stream (0 = Q resident where it fits, 1 = Q streamed with K),
 // warpgroups (a CTA's 64-row warpgroups: 1 or 2; 0 = the traits' choice), cluster (how the passes
 // of a wide D get S: 0 = the default, 1 = each recomputes it, 2 = a cluster shares it) and pass_cols
-// (O's columns a pass: acc_f16 512 or 640, acc_f32 256; 0 = the traits' choice).
+// (O's columns a pass: acc_f16 512 or 640, acc_f32 256 or 320; 0 = the traits' choice).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -53,18 +53,18 @@ std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
            ? std::string("cluster = 2 with warpgroups = 1: ") + id +
                  "'s cluster mode is compiled for two warpgroups a CTA (warpgroups = 0 or 2)"
            : std::string(),
-       acc_f16 ? knob_choice_why_not(knobs, "pass_cols", {0, 512, fw::kWidePassCols}, id,
-                                     "takes 512 or 640 (O's fp16 columns a pass; 0 = 640 where that saves a "
-                                     "pass, D 544-640)")
-               : knob_choice_why_not(knobs, "pass_cols", {0, 256}, id,
-                                     "takes 256 (O's fp32 columns a pass, 128 registers a thread; 0 = 256)"),
-       knob_value(knobs, "pass_cols") == fw::kWidePassCols && knob_value(knobs, "warpgroups") == 1
-           ? std::string("pass_cols = 640 with warpgroups = 1: ") + id +
-                 "'s 640-column kernel is compiled for two warpgroups a CTA (warpgroups = 0 or 2)"
+       knob_choice_why_not(
+           knobs, "pass_cols", {0, fw::max_pass_cols(acc_f16), fw::wide_pass_cols(acc_f16)}, id,
+           acc_f16 ? "takes 512 or 640 (O's fp16 columns a pass; 0 = 640 where that saves a pass)"
+                   : "takes 256 or 320 (O's fp32 columns a pass; 0 = 320 where that saves a pass)"),
+       knob_value(knobs, "pass_cols") == fw::wide_pass_cols(acc_f16) && knob_value(knobs, "warpgroups") == 1
+           ? "pass_cols = " + std::to_string(fw::wide_pass_cols(acc_f16)) + " with warpgroups = 1: " + id +
+                 "'s wide kernel is compiled for two warpgroups a CTA (warpgroups = 0 or 2)"
            : std::string(),
-       knob_value(knobs, "pass_cols") == fw::kWidePassCols && knob_value(knobs, "cluster") == 2
-           ? std::string("pass_cols = 640 with cluster = 2: ") + id +
-                 "'s cluster mode is compiled for 512-column passes (pass_cols = 0 or 512)"
+       knob_value(knobs, "pass_cols") == fw::wide_pass_cols(acc_f16) && knob_value(knobs, "cluster") == 2
+           ? "pass_cols = " + std::to_string(fw::wide_pass_cols(acc_f16)) + " with cluster = 2: " + id +
+                 "'s cluster mode is compiled for " + std::to_string(fw::max_pass_cols(acc_f16)) +
+                 "-column passes (pass_cols = 0 or " + std::to_string(fw::max_pass_cols(acc_f16)) + ")"
            : std::string()});
 }
 
@@ -94,9 +94,9 @@ class FfpaWgmmaKernel final : public PreparedKernel {
     if (m_acc_f16)
       fw::run_wgmma<DType::fp16, true>(prm, m_q_resident, m_wgs, m_cluster, m_wide, a.stream);
     else if (pr.dtype == DType::fp16)
-      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, m_wgs, m_cluster, false, a.stream);
+      fw::run_wgmma<DType::fp16, false>(prm, m_q_resident, m_wgs, m_cluster, m_wide, a.stream);
     else
-      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, m_wgs, m_cluster, false, a.stream);
+      fw::run_wgmma<DType::bf16, false>(prm, m_q_resident, m_wgs, m_cluster, m_wide, a.stream);
 #else
     throw KernelError("ffpa.wgmma is not in this build (no sm_90a target)");  // why_not refuses first
 #endif
@@ -107,7 +107,7 @@ class FfpaWgmmaKernel final : public PreparedKernel {
   bool m_q_resident;
   int m_wgs;
   bool m_cluster;  // the passes of a row block share S in a cluster (only where there are passes)
-  bool m_wide;     // acc_f16's 640-column passes on 96-key tiles
+  bool m_wide;  // a quarter more columns a pass on narrower key tiles (acc_f16 640 on 96, acc_f32 320 on 64)
   bool m_acc_f16;
 };
 
@@ -125,7 +125,7 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
   const int cluster_knob = knob_value(knobs, "cluster");
   // Asked for cluster mode, the default keeps the 512-column passes it is compiled for.
   const bool wide = pass_cols == 0 ? cluster_knob != 2 && fw::wide_by_default(d, acc_f16, wgs)
-                                   : pass_cols == fw::kWidePassCols;
+                                   : pass_cols == fw::wide_pass_cols(acc_f16);
   const bool cluster = !wide && fw::passes_of(d, acc_f16) > 1 && wgs == 2 &&
                        (cluster_knob == 0 ? fw::kClusterByDefault : cluster_knob == 2);
   const bool q_stream = knob_value(knobs, "q_stream") == 1;
@@ -134,9 +134,9 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
   const int resident_ring = fw::cluster_ring_slots(d, acc_f16, true);
   const bool q_resident =
       !q_stream && (cluster ? resident_ring >= std::min(4, fw::cluster_ring_slots(d, acc_f16, false))
-                            : fw::q_resident_by_default(d, wgs, optin, wide));
-  const int smem =
-      cluster ? fw::cluster_smem_bytes(d, acc_f16, q_resident) : fw::smem_bytes(d, q_resident, wgs, wide);
+                            : fw::q_resident_by_default(d, wgs, optin, fw::bc_of(wide, acc_f16)));
+  const int smem = cluster ? fw::cluster_smem_bytes(d, acc_f16, q_resident)
+                           : fw::smem_bytes(d, q_resident, wgs, fw::bc_of(wide, acc_f16));
   if (smem > optin)
     throw Unsupported("ffpa.wgmma needs " + std::to_string(smem) +
                       " bytes of shared memory a block; this GPU allows " + std::to_string(optin));
@@ -152,10 +152,10 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
           "chunks, 128x128 tiles, ") +
       (acc_f16
            ? "fp16 accumulation (S and P.V), fp16 O kept normalised, fp32 softmax state; O in passes of "
-             "512 columns (each recomputing S, or a cluster's CTAs sharing it), or one pass of up to 640 on "
-             "96-key tiles at D 544..640; D 32..1024; fp16"
+             "512 columns (each recomputing S, or a cluster's CTAs sharing it), or of 640 on 96-key tiles "
+             "where that saves a pass; D 32..1024; fp16"
            : "fp32 accumulation; O in passes of 256 columns (each recomputing S, or a cluster's CTAs "
-             "sharing it); D 32..1024; fp16/bf16");
+             "sharing it), or of 320 on 64-key tiles where that saves a pass; D 32..1024; fp16/bf16");
   s.backend = Backend::cuda;
   s.knobs = {
       {"q_stream",
@@ -178,11 +178,15 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
        "passes of a row block one thread-block cluster, each forming S over its own columns of D and adding "
        "the others' partial S through distributed shared memory (two warpgroups a CTA); 0 = traits "
        "default (1: faster on the H100)"},
-      {"pass_cols", acc_f16 ? std::vector<int>{0, 512, fw::kWidePassCols} : std::vector<int>{0, 256}, 0,
+      {"pass_cols",
+       {0, fw::max_pass_cols(acc_f16), fw::wide_pass_cols(acc_f16)},
+       0,
        acc_f16 ? "O's fp16 columns a pass (each pass a CTA recomputing S): 512 on 128-key tiles, or 640 on "
                  "96-key tiles (O 160 registers a thread, two warpgroups); 0 = 640 where that saves a pass "
                  "(D 544..640), else 512"
-               : "O's fp32 columns a pass: 256 (128 registers a thread; 0 = 256)"},
+               : "O's fp32 columns a pass (each pass a CTA recomputing S): 256 on 128-key tiles, or 320 on "
+                 "64-key tiles (O 160 registers a thread, two warpgroups); 0 = 320 where that saves a pass "
+                 "and leaves at most two (D 288..320, 544..640), else 256"},
   };
   s.why_not = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_why_not(p, k, acc_f16); };
   s.prepare = [acc_f16](const Problem& p, const Knobs& k) { return wgmma_prepare(p, k, acc_f16); };

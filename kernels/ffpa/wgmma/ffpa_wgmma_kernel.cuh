@@ -86,8 +86,8 @@ __device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, in
   }
 }
 
-// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V, per accumulator type. Compiled: fp32
-// accumulation at Bc 128 (fp16, bf16), fp16 accumulation at Bc 128 and at the wide kernel's kWideBc.
+// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V, per accumulator type. Compiled: Bc 128 and
+// the wide kernels' wide_bc (fp32 accumulation 64, fp16 accumulation 96).
 template <typename T, bool AccF16, int Bc>
 struct WgmmaOps;
 template <>
@@ -124,11 +124,32 @@ struct WgmmaOps<__half, true, 128> {
   }
 };
 template <>
-struct WgmmaOps<__half, true, kWideBc> {
+struct WgmmaOps<__half, false, 64> {
+  using Acc = float;
+  static constexpr int kSRegs = 32, kORegs = 32;
+  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n64k16_f32_f16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_f16(o, p, b);
+  }
+};
+template <>
+struct WgmmaOps<__nv_bfloat16, false, 64> {
+  using Acc = float;
+  static constexpr int kSRegs = 32, kORegs = 32;
+  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
+    wgmma::ss_m64n64k16_f32_bf16(s, a, b, acc);
+  }
+  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
+    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
+  }
+};
+template <>
+struct WgmmaOps<__half, true, 96> {
   using Acc = std::uint32_t;  // packed half2
-  static constexpr int kSRegs = kWideBc / 4, kORegs = 16;
-  static_assert(kWideBc == 96, "the wide kernel's Q K^T wrapper is m64n96k16");
-  __device__ static void qk(std::uint32_t (&s)[kSRegs], std::uint64_t a, std::uint64_t b, int acc) {
+  static constexpr int kSRegs = 24, kORegs = 16;
+  __device__ static void qk(std::uint32_t (&s)[24], std::uint64_t a, std::uint64_t b, int acc) {
     wgmma::ss_m64n96k16_f16_f16(s, a, b, acc);
   }
   __device__ static void pv(std::uint32_t (&o)[16], const std::uint32_t (&p)[4], std::uint64_t b) {
@@ -167,7 +188,7 @@ __device__ __forceinline__ void acc_scale_rows(std::uint32_t (&r)[N], const floa
 template <typename T, bool AccF16, bool QResident, int WGs, bool kCluster = false, bool Wide = false>
 __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(const WgmmaParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int Bc = bc_of(Wide);  // keys a tile
+  constexpr int Bc = bc_of(Wide, AccF16);  // keys a tile
   using Ops = WgmmaOps<T, AccF16, Bc>;
   using Acc = typename Ops::Acc;
   constexpr int kBr = rows_of(WGs), kThreads = threads_of(WGs);
@@ -176,10 +197,10 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   constexpr int kRing = ring_slots(WGs, QResident);
   // Cluster mode: as many slots as fit beside the exchange buffers (cluster_ring_slots, 3 to 6).
   const int ring_n = kCluster ? p.ring_slots : kRing;
-  constexpr int kSlotBytes = slot_bytes(WGs, QResident, Wide);  // [Q chunk,] K chunk; a V chunk at the start
+  constexpr int kSlotBytes = slot_bytes(WGs, QResident, Bc);  // [Q chunk,] K chunk; a V chunk at the start
   static_assert(!QResident || WGs == 2, "Q resident is compiled for the two-warpgroup CTA");
   static_assert(!kCluster || WGs == 2, "cluster mode is compiled for the two-warpgroup CTA");
-  static_assert(!Wide || (AccF16 && WGs == 2 && !kCluster), "the wide kernel is acc_f16's, two warpgroups");
+  static_assert(!Wide || (WGs == 2 && !kCluster), "the wide kernels are compiled for two warpgroups");
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;

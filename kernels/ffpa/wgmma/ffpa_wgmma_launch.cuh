@@ -19,14 +19,15 @@ namespace attn::ffpa_wgmma {
 template <typename T, bool kAccF16, bool kQResident, int kWGs, bool kWide = false>
 void launch_wgmma(const WgmmaParams& p, cudaStream_t stream) {
   const auto kernel = ffpa_wgmma_kernel<T, kAccF16, kQResident, kWGs, false, kWide>;
+  constexpr int kBcKeys = bc_of(kWide, kAccF16);
   // Once per kernel, to the most any head dim it serves needs (prepare() checked the GPU allows it).
   static const cudaError_t attr_status = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem_bytes(kQResident, kWGs, kWide));
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem_bytes(kQResident, kWGs, kBcKeys));
   ATTN_CUDA_CHECK(attr_status);
   const int m_blocks = (p.seq_q + rows_of(kWGs) - 1) / rows_of(kWGs);
   const dim3 grid(static_cast<unsigned>(m_blocks * p.n_passes), static_cast<unsigned>(p.heads_q),
                   static_cast<unsigned>(p.batch));
-  kernel<<<grid, threads_of(kWGs), smem_bytes(p.head_dim, kQResident, kWGs, kWide), stream>>>(p);
+  kernel<<<grid, threads_of(kWGs), smem_bytes(p.head_dim, kQResident, kWGs, kBcKeys), stream>>>(p);
   ATTN_CUDA_CHECK_LAUNCH("ffpa.wgmma ffpa_wgmma_kernel");
 }
 
@@ -56,21 +57,17 @@ void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, bool cluster, boo
   static_assert(!kAccF16 || kType == DType::fp16, "fp16 accumulation takes fp16 inputs");
   const auto st = static_cast<cudaStream_t>(stream);
   if (wide) {
-    if constexpr (kAccF16) {
-      if (!is_supported_head_dim(p.head_dim) || wgs != 2 || cluster ||
-          (q_resident && p.head_dim > max_resident_head_dim(true)))
-        throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) +
-                          " in 640-column passes with " + std::to_string(wgs) + " warpgroups" +
-                          (cluster ? " in cluster mode" : "") +
-                          " is not compiled (two warpgroups, passes recomputing S)");
-      if (q_resident)
-        launch_wgmma<T, true, true, 2, true>(p, st);
-      else
-        launch_wgmma<T, true, false, 2, true>(p, st);
-      return;
-    } else {
-      throw KernelError("ffpa.wgmma: 640-column passes are compiled for acc_f16 only");
-    }
+    if (!is_supported_head_dim(p.head_dim) || wgs != 2 || cluster ||
+        (q_resident && p.head_dim > max_resident_head_dim(bc_of(true, kAccF16))))
+      throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) + " in " +
+                        std::to_string(wide_pass_cols(kAccF16)) + "-column passes with " +
+                        std::to_string(wgs) + " warpgroups" + (cluster ? " in cluster mode" : "") +
+                        " is not compiled (two warpgroups, passes recomputing S)");
+    if (q_resident)
+      launch_wgmma<T, kAccF16, true, 2, true>(p, st);
+    else
+      launch_wgmma<T, kAccF16, false, 2, true>(p, st);
+    return;
   }
   if (cluster && p.n_passes > 1) {
     // A cluster CTA keeps only its own chunks of Q: resident wherever prepare() found it fits.

@@ -7,29 +7,26 @@
 // one CTA can produce: 64 rows x 256 fp32 or 512 fp16 columns is 128 registers a thread. Wider D
 // is split into passes over O's columns, each its own CTA that recomputes S: 1.5x the QK work at
 // two passes, which wgmma's rate pays for; shared memory stays constant in D with Q streamed.
-// The wide acc_f16 kernel takes 640 fp16 columns (160 registers) in one pass on narrower key tiles
-// (kWideBc: S, its fp32 copy and P shrink by the registers O grows), so D 544-640 needs no second pass.
+// The wide kernels take a quarter more columns (acc_f16 640, acc_f32 320: 160 registers) on narrower
+// key tiles (S, its fp32 copy and P shrink by the registers O grows), so acc_f16 runs D 544-640 in one
+// pass and acc_f32 D 288-320 in one and 544-640 in two.
 #pragma once
 #include "kernels/common/smem_optin.hpp"
 
 namespace attn::ffpa_wgmma {
 
 inline constexpr int kBc = 128;
-inline constexpr int kChunk = 64;  // D columns per streamed item
-// The wide acc_f16 kernel: O's 640 columns are 160 registers a thread; with 128-key tiles ptxas
-// spills (S 32 + its fp32 copy 64 + P 32 beside O), with 96-key tiles it does not.
-inline constexpr int kWideBc = 96;
-inline constexpr int kWidePassCols = 640;
-constexpr int bc_of(bool wide) { return wide ? kWideBc : kBc; }
-// One K or V chunk: Bc keys of 128 bytes (128 keys: 16 KiB).
-constexpr int kv_tile_bytes(bool wide) { return bc_of(wide) * 128; }
+inline constexpr int kChunk = 64;         // D columns per streamed item
 inline constexpr int kAlignSlack = 1024;  // the swizzle needs 1024-byte aligned tiles
 inline constexpr int kMinHeadDim = 32;
 inline constexpr int kMaxHeadDim = 1024;
-inline constexpr int kMaxResidentHeadDim = 576;  // the largest D whose resident Q fits beside the ring
-// The wide kernel's 96-key slots leave room for Q up to D 640 (160 KiB beside 5 slots of 12 KiB).
-constexpr int max_resident_head_dim(bool wide) { return wide ? kWidePassCols : kMaxResidentHeadDim; }
-
+// The wide kernels: O's columns a pass grow by a quarter (acc_f16 640 fp16, acc_f32 320 fp32: 160
+// registers a thread), which fits beside S only on narrower key tiles: with 128-key tiles ptxas
+// spills (acc_f16: S 32 + its fp32 copy 64 + P 32 beside O), with 96 keys (acc_f16) or 64 (acc_f32,
+// whose S is fp32) it does not.
+constexpr int wide_pass_cols(bool acc_f16) { return acc_f16 ? 640 : 320; }
+constexpr int wide_bc(bool acc_f16) { return acc_f16 ? 96 : 64; }
+constexpr int bc_of(bool wide, bool acc_f16) { return wide ? wide_bc(acc_f16) : kBc; }
 // A CTA is `wgs` warpgroups of 64 query rows: 2 (one CTA an SM, K and V shared by 128 rows, Q may
 // stay resident) or 1 (two CTAs an SM, each with its own ring and Q streamed: one CTA's softmax
 // runs while the other's wgmmas do).
@@ -42,15 +39,26 @@ constexpr int rows_of(int wgs) { return 64 * wgs; }
 constexpr int threads_of(int wgs) { return 128 * wgs; }
 constexpr int q_tile_bytes(int wgs) { return rows_of(wgs) * 128; }
 constexpr int ring_slots(int wgs, bool q_resident) { return wgs == 1 ? 4 : (q_resident ? 5 : 6); }
-// A slot holds one K or V chunk, and with Q streamed the Q chunk of a K item in front of it.
-constexpr int slot_bytes(int wgs, bool q_resident, bool wide = false) {
-  return q_resident ? kv_tile_bytes(wide) : q_tile_bytes(wgs) + kv_tile_bytes(wide);
+// A slot holds one K or V chunk (bc keys of 128 bytes: 16 KiB at 128 keys), and with Q streamed the Q
+// chunk of a K item in front of it.
+constexpr int slot_bytes(int wgs, bool q_resident, int bc = kBc) {
+  return q_resident ? bc * 128 : q_tile_bytes(wgs) + bc * 128;
 }
+// The largest D whose resident Q fits beside the two-warpgroup ring of bc-key slots: 576 at 128 keys,
+// 640 at 96, 704 at 64.
+constexpr int max_resident_head_dim(int bc = kBc) {
+  const int room =
+      static_cast<int>(smem::kSm90Optin) - kAlignSlack - ring_slots(2, true) * slot_bytes(2, true, bc);
+  const int d = room / q_tile_bytes(2) * kChunk;
+  return d < kMaxHeadDim ? d : kMaxHeadDim;
+}
+inline constexpr int kMaxResidentHeadDim = max_resident_head_dim();
+static_assert(kMaxResidentHeadDim == 576, "docs/kernels/ffpa.md states Q resident up to D 576");
 
 constexpr bool is_supported_head_dim(int d) { return d >= kMinHeadDim && d <= kMaxHeadDim && d % 32 == 0; }
-// `wide`: the wide acc_f16 kernel (two warpgroups only).
+// `wide`: the wide kernels (two warpgroups only).
 constexpr int max_pass_cols(bool acc_f16, bool wide = false) {
-  return acc_f16 ? (wide ? kWidePassCols : 512) : 256;
+  return wide ? wide_pass_cols(acc_f16) : acc_f16 ? 512 : 256;
 }
 constexpr int chunks_of(int d) { return (d + kChunk - 1) / kChunk; }
 constexpr int passes_of(int d, bool acc_f16, bool wide = false) {
@@ -60,21 +68,25 @@ constexpr int passes_of(int d, bool acc_f16, bool wide = false) {
 constexpr int pass_chunks(int d, bool acc_f16, bool wide = false) {
   return (chunks_of(d) + passes_of(d, acc_f16, wide) - 1) / passes_of(d, acc_f16, wide);
 }
-// The wide kernel by default where it saves a pass: acc_f16 at 512 < D <= 640 with two warpgroups.
-// Measured (H200, B 1 H 48 S 8192 fp16, docs/PERF.md "ffpa.wgmma.acc_f16 in one pass up to D 640"):
-// D 544 / 576 / 608 / 640 full mask 479 / 512 / 490 / 528 TFLOPS against 331 / 350 / 303 / 335 in two
-// passes (cublas.unfused 336-377 in the same run); D 512 level (537 both).
+// The wide kernel by default where it saves a pass and runs at most two, with two warpgroups.
+// Measured (H200, B 1 H 48 S 8192 fp16, docs/PERF.md "ffpa.wgmma in one pass more": full mask,
+// TFLOPS, cublas.unfused 234-377 in the same runs):
+//   acc_f16 D 544 / 576 / 608 / 640: 479 / 512 / 490 / 528 against 331 / 350 / 303 / 335 in two passes;
+//   acc_f32 D 288 / 320: 355 / 401 against 287 / 322 (one pass against two); D 576 / 640: 286 / 291
+//   against 268 / 234 (two against three); D 832-960: 182-188 against 189-191 (three against four: the
+//   64-key tiles cost more than the fourth pass, so not the default there).
 constexpr bool wide_by_default(int d, bool acc_f16, int wgs) {
-  return acc_f16 && wgs == 2 && d > 512 && d <= kWidePassCols;
+  return wgs == 2 && passes_of(d, acc_f16, true) < passes_of(d, acc_f16, false) &&
+         passes_of(d, acc_f16, true) <= 2;
 }
 
-constexpr int smem_bytes(int d, bool q_resident, int wgs, bool wide = false) {
+constexpr int smem_bytes(int d, bool q_resident, int wgs, int bc = kBc) {
   return kAlignSlack + (q_resident ? chunks_of(d) * q_tile_bytes(wgs) : 0) +
-         ring_slots(wgs, q_resident) * slot_bytes(wgs, q_resident, wide);
+         ring_slots(wgs, q_resident) * slot_bytes(wgs, q_resident, bc);
 }
 // The most any head dim needs from each compiled kernel (its shared-memory opt-in).
-constexpr int max_smem_bytes(bool q_resident, int wgs, bool wide = false) {
-  return smem_bytes(q_resident ? max_resident_head_dim(wide) : kMaxHeadDim, q_resident, wgs, wide);
+constexpr int max_smem_bytes(bool q_resident, int wgs, int bc = kBc) {
+  return smem_bytes(q_resident ? max_resident_head_dim(bc) : kMaxHeadDim, q_resident, wgs, bc);
 }
 
 // Cluster mode (two warpgroups only): the passes of a row block are the CTAs of one thread-block
@@ -114,8 +126,8 @@ constexpr bool cluster_fits(int d, bool acc_f16, bool q_resident) {
 
 // Q stays in shared memory (loaded once, a third less L2 traffic) where it fits beside the ring;
 // only the two-warpgroup CTA keeps it (one warpgroup's CTA shares the SM with a second).
-constexpr bool q_resident_by_default(int d, int wgs, int smem_limit, bool wide = false) {
-  return wgs == 2 && d <= max_resident_head_dim(wide) && smem_bytes(d, true, wgs, wide) <= smem_limit;
+constexpr bool q_resident_by_default(int d, int wgs, int smem_limit, int bc = kBc) {
+  return wgs == 2 && d <= max_resident_head_dim(bc) && smem_bytes(d, true, wgs, bc) <= smem_limit;
 }
 
 }  // namespace attn::ffpa_wgmma
