@@ -55,8 +55,9 @@ std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
            : std::string(),
        knob_choice_why_not(
            knobs, "pass_cols", {0, fw::max_pass_cols(acc_f16), fw::wide_pass_cols(acc_f16)}, id,
-           acc_f16 ? "takes 512 or 640 (O's fp16 columns a pass; 0 = 640 where that saves a pass)"
-                   : "takes 256 or 320 (O's fp32 columns a pass; 0 = 320 where that saves a pass)"),
+           acc_f16
+               ? "takes 512 or 640 (O's fp16 columns a pass; 0 = 640 where that saves a pass)"
+               : "takes 256 or 320 (O's fp32 columns a pass; 0 = 320 where that saves a pass, up to two)"),
        knob_value(knobs, "pass_cols") == fw::wide_pass_cols(acc_f16) && knob_value(knobs, "warpgroups") == 1
            ? "pass_cols = " + std::to_string(fw::wide_pass_cols(acc_f16)) + " with warpgroups = 1: " + id +
                  "'s wide kernel is compiled for two warpgroups a CTA (warpgroups = 0 or 2)"
@@ -123,7 +124,7 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
       knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::kDefaultWarpgroups;
   const int pass_cols = knob_value(knobs, "pass_cols");
   const int cluster_knob = knob_value(knobs, "cluster");
-  // Asked for cluster mode, the default keeps the 512-column passes it is compiled for.
+  // Asked for cluster mode, the default keeps the narrower passes it is compiled for.
   const bool wide = pass_cols == 0 ? cluster_knob != 2 && fw::wide_by_default(d, acc_f16, wgs)
                                    : pass_cols == fw::wide_pass_cols(acc_f16);
   const bool cluster = !wide && fw::passes_of(d, acc_f16) > 1 && wgs == 2 &&
@@ -161,9 +162,8 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
       {"q_stream",
        {0, 1},
        0,
-       "0 = Q loaded once into shared memory where it fits beside the chunk ring (D <= 576; 640 in "
-       "640-column "
-       "passes), else streamed; "
+       "0 = Q loaded once into shared memory where it fits beside the chunk ring (D <= 576; 640 and 704 "
+       "beside the wide kernels' smaller slots), else streamed; "
        "1 = Q streamed with every K chunk (shared memory constant in D)"},
       {"warpgroups",
        {0, 1, 2},

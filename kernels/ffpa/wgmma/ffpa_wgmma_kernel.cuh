@@ -1,10 +1,11 @@
 // ffpa.wgmma kernel body (sm_90a): split-D attention for large head dims on warpgroup MMAs.
 //
 // A CTA holds 128 query rows, 64 a warpgroup, and the O columns of one pass (ffpa_wgmma_traits.hpp).
-// Per key tile of 128 keys it streams D in 64-column chunks through a ring of shared-memory slots
+// Per key tile of Bc keys (128; the wide kernels, whose O takes a quarter more columns, 96 for acc_f16
+// and 64 for acc_f32) it streams D in 64-column chunks through a ring of shared-memory slots
 // ("items": the tile's K chunks, each with its Q chunk unless Q is resident, then the pass's V
 // chunks), all 256 threads loading with cp.async into the 128-byte swizzle wgmma reads:
-//   S (64 x 128 a warpgroup) accumulates over the K items: wgmma m64n128k16, A = Q, B = K, both
+//   S (64 x Bc a warpgroup) accumulates over the K items: wgmma m64nBck16, A = Q, B = K, both
 //   from shared memory;
 //   the online softmax runs on S in registers (exp2, scale folded in) and packs P to 16-bit pairs
 //   that are already wgmma's A-fragment layout;

@@ -1,6 +1,6 @@
 // ffpa.wgmma launch template: the grid (row blocks x passes, heads, batch), the shared-memory
 // opt-in, and the switch over Q residency, warpgroups a CTA, cluster mode (the passes of a row
-// block one cluster) and the wide acc_f16 kernel. Included only by the instantiation files in inst/.
+// block one cluster) and the wide kernels. Included only by the instantiation files in inst/.
 #pragma once
 #include <cuda_runtime.h>
 

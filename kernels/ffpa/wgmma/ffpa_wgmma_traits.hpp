@@ -27,6 +27,7 @@ inline constexpr int kMaxHeadDim = 1024;
 constexpr int wide_pass_cols(bool acc_f16) { return acc_f16 ? 640 : 320; }
 constexpr int wide_bc(bool acc_f16) { return acc_f16 ? 96 : 64; }
 constexpr int bc_of(bool wide, bool acc_f16) { return wide ? wide_bc(acc_f16) : kBc; }
+
 // A CTA is `wgs` warpgroups of 64 query rows: 2 (one CTA an SM, K and V shared by 128 rows, Q may
 // stay resident) or 1 (two CTAs an SM, each with its own ring and Q streamed: one CTA's softmax
 // runs while the other's wgmmas do).
