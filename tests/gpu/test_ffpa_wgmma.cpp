@@ -278,6 +278,17 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
     EXPECT_LE(fw::max_smem_bytes(true, 2, bc), kH100);
     EXPECT_TRUE(fw::q_resident_by_default(fw::max_resident_head_dim(bc), 2, kH100, bc));
     EXPECT_FALSE(fw::q_resident_by_default(fw::max_resident_head_dim(bc) + 32, 2, kH100, bc));
+    // The wide passes cover D exactly within their register budget, and the default saves a pass.
+    for (int d = 32; d <= 1024; d += 32) {
+      const int passes = fw::passes_of(d, acc_f16, true), per = fw::pass_chunks(d, acc_f16, true);
+      EXPECT_GE(passes * per, fw::chunks_of(d)) << d;
+      EXPECT_LT((passes - 1) * per, fw::chunks_of(d)) << d;
+      EXPECT_LE(per * fw::kChunk, fw::wide_pass_cols(acc_f16)) << d;
+      EXPECT_LE(fw::smem_bytes(d, fw::q_resident_by_default(d, 2, kH100, bc), 2, bc), kH100) << d;
+      if (fw::wide_by_default(d, acc_f16, 2)) {
+        EXPECT_LT(passes, fw::passes_of(d, acc_f16)) << d;
+      }
+    }
   }
   EXPECT_FALSE(fw::q_resident_by_default(608, 2, kH100));
   EXPECT_EQ(fw::passes_of(256, false), 1);
