@@ -79,8 +79,6 @@ std::vector<WgmmaCase> all_cases() {
       add("sq4097_sk100_causal_wg1", make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 1);
       add("s4097_full_wg1", make_problem(1, 3, 3, 4097, 4097, d, t), 0, 1);
       add("s1000_win128_64_wg1", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
-      // Several passes: the cases above recompute S in every pass (the default); these share it in a
-      // cluster (cluster = 2), Q resident where it fits and streamed.
       // Where the wide kernel saves a pass it is the default (acc_f16 at D 576 and 640, acc_f32 at 320, 576
       // and 640); the narrower passes by the knob.
       if (fw::wide_by_default(d, v.acc_f16, 2)) {
@@ -92,6 +90,8 @@ std::vector<WgmmaCase> all_cases() {
         add_narrow("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));
         add_narrow("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
       }
+      // Several passes: the cases above recompute S in every pass (the default); these share it in a
+      // cluster (cluster = 2), Q resident where it fits and streamed.
       if (fw::passes_of(d, v.acc_f16) > 1) {
         add("s1_cluster", make_problem(1, 3, 3, 1, 1, d, t), 0, 0, 2);
         add("s100_causal_gqa_cluster", make_problem(2, 8, 2, 100, 100, d, t, true), 0, 0, 2);
