@@ -87,74 +87,38 @@ __device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, in
   }
 }
 
-// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V, per accumulator type. Compiled: Bc 128 and
-// the wide kernels' wide_bc (fp32 accumulation 64, fp16 accumulation 96).
+// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V. Compiled: Bc 128, and the wide kernels'
+// wide_bc (fp32 accumulation 64, fp16 accumulation 96).
 template <typename T, bool AccF16, int Bc>
-struct WgmmaOps;
-template <>
-struct WgmmaOps<__half, false, 128> {
-  using Acc = float;
-  static constexpr int kSRegs = 64, kORegs = 32;
-  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n128k16_f32_f16(s, a, b, acc);
+struct WgmmaOps {
+  static_assert(!AccF16 || std::is_same_v<T, __half>, "fp16 accumulation takes fp16 inputs");
+  using Acc = std::conditional_t<AccF16, std::uint32_t, float>;  // fp16: packed half2
+  static constexpr int kSRegs = AccF16 ? Bc / 4 : Bc / 2, kORegs = AccF16 ? 16 : 32;
+  static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+
+  __device__ static void qk(Acc (&s)[kSRegs], std::uint64_t a, std::uint64_t b, int acc) {
+    if constexpr (AccF16 && Bc == 128)
+      wgmma::ss_m64n128k16_f16_f16(s, a, b, acc);
+    else if constexpr (AccF16 && Bc == 96)
+      wgmma::ss_m64n96k16_f16_f16(s, a, b, acc);
+    else if constexpr (!AccF16 && Bc == 128 && kBf16)
+      wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
+    else if constexpr (!AccF16 && Bc == 128)
+      wgmma::ss_m64n128k16_f32_f16(s, a, b, acc);
+    else if constexpr (!AccF16 && Bc == 64 && kBf16)
+      wgmma::ss_m64n64k16_f32_bf16(s, a, b, acc);
+    else if constexpr (!AccF16 && Bc == 64)
+      wgmma::ss_m64n64k16_f32_f16(s, a, b, acc);
+    else
+      static_assert(Bc < 0, "no Q K^T wrapper for this key tile");
   }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f32_f16(o, p, b);
-  }
-};
-template <>
-struct WgmmaOps<__nv_bfloat16, false, 128> {
-  using Acc = float;
-  static constexpr int kSRegs = 64, kORegs = 32;
-  __device__ static void qk(float (&s)[64], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
-  }
-};
-template <>
-struct WgmmaOps<__half, true, 128> {
-  using Acc = std::uint32_t;  // packed half2
-  static constexpr int kSRegs = 32, kORegs = 16;
-  __device__ static void qk(std::uint32_t (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n128k16_f16_f16(s, a, b, acc);
-  }
-  __device__ static void pv(std::uint32_t (&o)[16], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f16_f16(o, p, b);
-  }
-};
-template <>
-struct WgmmaOps<__half, false, 64> {
-  using Acc = float;
-  static constexpr int kSRegs = 32, kORegs = 32;
-  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n64k16_f32_f16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f32_f16(o, p, b);
-  }
-};
-template <>
-struct WgmmaOps<__nv_bfloat16, false, 64> {
-  using Acc = float;
-  static constexpr int kSRegs = 32, kORegs = 32;
-  __device__ static void qk(float (&s)[32], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n64k16_f32_bf16(s, a, b, acc);
-  }
-  __device__ static void pv(float (&o)[32], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f32_bf16(o, p, b);
-  }
-};
-template <>
-struct WgmmaOps<__half, true, 96> {
-  using Acc = std::uint32_t;  // packed half2
-  static constexpr int kSRegs = 24, kORegs = 16;
-  __device__ static void qk(std::uint32_t (&s)[24], std::uint64_t a, std::uint64_t b, int acc) {
-    wgmma::ss_m64n96k16_f16_f16(s, a, b, acc);
-  }
-  __device__ static void pv(std::uint32_t (&o)[16], const std::uint32_t (&p)[4], std::uint64_t b) {
-    wgmma::rs_m64n64k16_f16_f16(o, p, b);
+  __device__ static void pv(Acc (&o)[kORegs], const std::uint32_t (&p)[4], std::uint64_t b) {
+    if constexpr (AccF16)
+      wgmma::rs_m64n64k16_f16_f16(o, p, b);
+    else if constexpr (kBf16)
+      wgmma::rs_m64n64k16_f32_bf16(o, p, b);
+    else
+      wgmma::rs_m64n64k16_f32_f16(o, p, b);
   }
 };
 
