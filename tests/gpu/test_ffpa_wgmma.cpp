@@ -163,9 +163,8 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   ffpa_tolerance(p, c.acc_f16, run.in, run.ref, tol);
   if (HasFatalFailure()) return;
   const int d = static_cast<int>(p.head_dim);
-  const bool wide =
-      c.pass_cols == fw::wide_pass_cols(c.acc_f16) ||
-      (c.pass_cols == 0 && c.cluster != 2 && fw::wide_by_default(d, c.acc_f16, c.warpgroups == 1 ? 1 : 2));
+  const bool wide = fw::wide_of(d, c.acc_f16, c.warpgroups == 0 ? fw::kDefaultWarpgroups : c.warpgroups,
+                                c.pass_cols, c.cluster);
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
             << ", warpgroups " << c.warpgroups << ", cluster " << c.cluster << ", pass_cols " << c.pass_cols
             << ", passes " << fw::passes_of(d, c.acc_f16, wide) << "): rel_l2 " << run.err.rel_l2

@@ -122,11 +122,8 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
   const int d = static_cast<int>(p.head_dim);
   const int wgs =
       knob_value(knobs, "warpgroups") != 0 ? knob_value(knobs, "warpgroups") : fw::kDefaultWarpgroups;
-  const int pass_cols = knob_value(knobs, "pass_cols");
   const int cluster_knob = knob_value(knobs, "cluster");
-  // Asked for cluster mode, the default keeps the narrower passes it is compiled for.
-  const bool wide = pass_cols == 0 ? cluster_knob != 2 && fw::wide_by_default(d, acc_f16, wgs)
-                                   : pass_cols == fw::wide_pass_cols(acc_f16);
+  const bool wide = fw::wide_of(d, acc_f16, wgs, knob_value(knobs, "pass_cols"), cluster_knob);
   const bool cluster = !wide && fw::passes_of(d, acc_f16) > 1 && wgs == 2 &&
                        (cluster_knob == 0 ? fw::kClusterByDefault : cluster_knob == 2);
   const bool q_stream = knob_value(knobs, "q_stream") == 1;

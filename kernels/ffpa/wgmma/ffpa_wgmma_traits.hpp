@@ -80,6 +80,12 @@ constexpr bool wide_by_default(int d, bool acc_f16, int wgs) {
   return wgs == 2 && passes_of(d, acc_f16, true) < passes_of(d, acc_f16, false) &&
          passes_of(d, acc_f16, true) <= 2;
 }
+// Whether a run takes the wide kernel, from the knobs pass_cols and cluster (0 = unset) and the warpgroups
+// it runs with: asked for cluster mode, the default keeps the narrower passes that mode is compiled for.
+constexpr bool wide_of(int d, bool acc_f16, int wgs, int pass_cols, int cluster_knob) {
+  return pass_cols == 0 ? cluster_knob != 2 && wide_by_default(d, acc_f16, wgs)
+                        : pass_cols == wide_pass_cols(acc_f16);
+}
 
 constexpr int smem_bytes(int d, bool q_resident, int wgs, int bc = kBc) {
   return kAlignSlack + (q_resident ? chunks_of(d) * q_tile_bytes(wgs) : 0) +
