@@ -69,14 +69,20 @@ def measure_ours(s, d, c):
             ours.setdefault((r["kernel"][len("torch."):], s, d, c), []).append(r["timing.median_ms"])
 
 
+def settle(heat):
+    """The state anchors.py measures from, as attnscope's --cooldown-ms and --warmup-ms set its own: idle
+    for COOLDOWN_MS, then `heat()` repeated for HEAT_MS."""
+    if cooldown_ms > 0:
+        torch.cuda.synchronize()
+        time.sleep(cooldown_ms / 1000)
+    heat_end = time.monotonic() + heat_ms / 1000
+    while time.monotonic() < heat_end:
+        heat()
+
+
 def measure_theirs(s, d, c):
     for impl in IMPLS:
-        if cooldown_ms > 0:
-            torch.cuda.synchronize()
-            time.sleep(cooldown_ms / 1000)
-        heat_end = time.monotonic() + heat_ms / 1000
-        while time.monotonic() < heat_end:
-            anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 20, cache)
+        settle(lambda: anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 20, cache))
         ms, _ = anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 100, cache)
         theirs.setdefault((impl, s, d, c), []).append(ms)
     for impl in bshd_impls:
@@ -87,12 +93,7 @@ def measure_theirs(s, d, c):
             with anchors.sdpa_kernel([anchors.SDPA[impl]]):
                 return anchors.F.scaled_dot_product_attention(q, k, v, is_causal=bool(c))
 
-        if cooldown_ms > 0:
-            torch.cuda.synchronize()
-            time.sleep(cooldown_ms / 1000)
-        heat_end = time.monotonic() + heat_ms / 1000
-        while time.monotonic() < heat_end:
-            anchors.median_ms(fn, reps=20)
+        settle(lambda: anchors.median_ms(fn, reps=20))
         theirs_bshd.setdefault((impl, s, d, c), []).append(anchors.median_ms(fn, reps=100))
 
 
