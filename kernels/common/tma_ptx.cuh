@@ -1,7 +1,7 @@
 // Hopper's asynchronous copy machinery (sm_90): shared-memory mbarriers with transaction counts, the
 // tensor-memory-accelerator (TMA) tile load that completes on one, the named barriers warpgroups
 // hand turns over with, and the register reallocation between producer and consumer warpgroups.
-// Device code for sm_90a only; the tensor maps are encoded on the host (kernels/fa3/fa3_tensor_maps).
+// Device code for sm_90a only; the tensor maps are encoded on the host (kernels/common/bshd_tensor_map.hpp).
 #pragma once
 #include <cuda.h>
 

@@ -1,5 +1,5 @@
 // fa3.wgmma: fa2's parameter block (pointers, BSHD strides, sizes, scale, band) plus the three TMA
-// tensor maps the host encodes per launch (fa3_tensor_maps.hpp). Passed as a __grid_constant__
+// tensor maps the host encodes per launch (kernels/common/bshd_tensor_map.hpp). Passed as a __grid_constant__
 // kernel parameter: the TMA unit reads the maps where the parameters live.
 #pragma once
 #include <cuda.h>

@@ -15,13 +15,13 @@
 
 #include "kernels/api/kernel_spec.hpp"
 #include "kernels/api/launch_checks.hpp"
+#include "kernels/common/bshd_tensor_map.hpp"
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/device_int32_array.hpp"
 #include "kernels/common/mma_sync_device.hpp"
 #include "kernels/fa2/fa2_params.hpp"
 #include "kernels/fa3/fa3_launch.hpp"
 #include "kernels/fa3/fa3_params.hpp"
-#include "kernels/fa3/fa3_tensor_maps.hpp"
 #include "kernels/fa3/fa3_traits.hpp"
 #include "kernels/fa3/fa3_work_order.hpp"
 
@@ -155,19 +155,21 @@ class Fa3Kernel final : public PreparedKernel {
     const void* o_mapped = m_tile.tma_store ? a.o : nullptr;  // O's map only for the TMA-store epilogue
     if (a.q != m_q || a.k != m_k || a.v != m_v || o_mapped != m_o) {
       const Problem& pr = m_problem;
-      fa3::encode_bshd_map(
+      tma_map::encode_bshd_map(
           m_params.q_map, a.q, pr.dtype,
-          fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)));
+          tma_map::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)), kId);
       // In a cluster each CTA loads its share of a K/V tile's keys.
       const int kv_rows = m_tile.bn / m_tile.cluster;
-      fa3::encode_bshd_map(m_params.k_map, a.k, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
-      fa3::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
-                           fa3::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows));
+      tma_map::encode_bshd_map(m_params.k_map, a.k, pr.dtype,
+                               tma_map::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows),
+                               kId);
+      tma_map::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
+                               tma_map::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows),
+                               kId);
       // The TMA-store epilogue writes O by 64-row boxes, a consumer warpgroup's rows.
       if (o_mapped != nullptr)
-        fa3::encode_bshd_map(m_params.o_map, o_mapped, pr.dtype,
-                             fa3::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, 64));
+        tma_map::encode_bshd_map(m_params.o_map, o_mapped, pr.dtype,
+                                 tma_map::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, 64), kId);
       m_q = a.q;
       m_k = a.k;
       m_v = a.v;

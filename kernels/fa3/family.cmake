@@ -3,7 +3,7 @@
 if (NOT ATTNSCOPE_ENABLE_CUDA)
   return()
 endif()
-target_sources(attnscope.kernels PRIVATE ${ATTNSCOPE_FAMILY_DIR}/fa3_wgmma.cpp ${ATTNSCOPE_FAMILY_DIR}/fa3_tensor_maps.cpp)
+target_sources(attnscope.kernels PRIVATE ${ATTNSCOPE_FAMILY_DIR}/fa3_wgmma.cpp)
 set(_fa3_archs ${CMAKE_CUDA_ARCHITECTURES})
 list(FILTER _fa3_archs INCLUDE REGEX "^90a")
 if(_fa3_archs)

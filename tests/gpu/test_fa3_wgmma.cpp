@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernels/api/kernel_spec.hpp"
-#include "kernels/fa3/fa3_tensor_maps.hpp"
+#include "kernels/common/bshd_tensor_map.hpp"
 #include "kernels/fa3/fa3_traits.hpp"
 #include "kernels/fa3/fa3_work_order.hpp"
 #include "kernels/registry.hpp"
@@ -362,7 +362,7 @@ TEST(Fa3WgmmaSpec, KnobsPickACompiledTileOrSayWhichAre) {
 
 TEST(Fa3WgmmaSpec, TmaBoxesAreOneHeadsRowsBy64Columns) {
   // Q of [B=2, S=1000, H=32, D=128]: dims innermost first, byte strides of D, H and S.
-  const f3::BshdBoxes q = f3::bshd_boxes(2, 1000, 32, 128, 128);
+  const attn::tma_map::BshdBoxes q = attn::tma_map::bshd_boxes(2, 1000, 32, 128, 128);
   EXPECT_EQ(q.dims[0], 128u);
   EXPECT_EQ(q.dims[1], 32u);
   EXPECT_EQ(q.dims[2], 1000u);
@@ -374,7 +374,7 @@ TEST(Fa3WgmmaSpec, TmaBoxesAreOneHeadsRowsBy64Columns) {
   EXPECT_EQ(q.box[1], 1u);
   EXPECT_EQ(q.box[2], 128u);
   EXPECT_EQ(q.box[3], 1u);
-  const f3::BshdBoxes k = f3::bshd_boxes(1, 4097, 4, 256, 80);
+  const attn::tma_map::BshdBoxes k = attn::tma_map::bshd_boxes(1, 4097, 4, 256, 80);
   EXPECT_EQ(k.box[2], 80u);
   EXPECT_EQ(k.strides[1], 512u * 4);
 }

@@ -2,7 +2,9 @@
 // several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes
 // recomputing S (the default) and sharing it in a cluster; the wide kernels' passes (acc_f16 640
 // columns on 96-key tiles, acc_f32 320 on 64-key tiles) where they save a pass, the default, and the
-// narrower passes there by the knob) x S 1/100/4097,
+// narrower passes there by the knob; the split form (two warpgroups over the same 64 rows, each over half
+// of D) where it is the default and by the knob elsewhere, and the rows' forms by the knob where it is
+// the default) x S 1/100/4097,
 // causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
 // NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
 // dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
@@ -53,6 +55,7 @@ struct WgmmaCase {
   int warpgroups = 0;
   int cluster = 0;
   int pass_cols = 0;
+  int split_d = 0;
 };
 
 std::vector<WgmmaCase> all_cases() {
@@ -79,6 +82,19 @@ std::vector<WgmmaCase> all_cases() {
       add("sq4097_sk100_causal_wg1", make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 1);
       add("s4097_full_wg1", make_problem(1, 3, 3, 4097, 4097, d, t), 0, 1);
       add("s1000_win128_64_wg1", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 1);
+      // The split form where it is the default runs above; the warpgroups splitting the rows there, and
+      // the split form elsewhere, by the knob split_d.
+      if (fw::split_fits(d, v.acc_f16)) {
+        const bool split_default = fw::split_by_default(d, v.acc_f16, 2);
+        const int other = split_default ? 1 : 2;
+        const auto add_other = [&](const std::string& n, const Problem& p) {
+          out.push_back({tag + n + (split_default ? "_rows" : "_split"), v.acc_f16, p, 0, 0, 0, 0, other});
+        };
+        add_other("s100_causal_gqa", make_problem(2, 8, 2, 100, 100, d, t, true));
+        add_other("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));
+        add_other("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
+        add_other("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}));
+      }
       // Where the wide kernel saves a pass it is the default (acc_f16 at D 576 and 640, acc_f32 at 320, 576
       // and 640); the narrower passes by the knob.
       if (fw::wide_by_default(d, v.acc_f16, 2)) {
@@ -110,9 +126,19 @@ std::vector<WgmmaCase> all_cases() {
                      make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs});
       out.push_back({"d" + std::to_string(d) + "_f16_fp16" + tail, true,
                      make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs});
-      if (wgs == 2)  // a cluster whose last CTA owns the 32-column chunk (D 800: 4 + 4 + 4 + 1 chunks)
+      if (wgs == 2) {  // a cluster whose last CTA owns the 32-column chunk (D 800: 4 + 4 + 4 + 1 chunks)
         out.push_back({"d" + std::to_string(d) + "_f32_fp16" + tail + "_cluster", false,
                        make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs, 2});
+        // The other split of the warpgroups from the default (D 800 split by default: 13 chunks, 7 + 6
+        // for Q K^T, the tail in the second warpgroup's last; D 288 in the rows by default).
+        for (bool acc_f16 : {false, true}) {
+          const int other = fw::split_by_default(d, acc_f16, 2) ? 1 : 2;
+          out.push_back({"d" + std::to_string(d) + (acc_f16 ? "_f16_fp16" : "_f32_fp16") + tail +
+                             (other == 2 ? "_split" : "_rows"),
+                         acc_f16, make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs, 0, 0,
+                         other});
+        }
+      }
     }
   // The 640-column kernel where its 64-column chunks end in a 32-column tail (D 544 and 608, Q
   // resident), and by the knob at D 1024 (two passes of 512 columns on 96-key tiles, Q streamed).
@@ -155,7 +181,8 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
                      {{"q_stream", c.q_stream},
                       {"warpgroups", c.warpgroups},
                       {"cluster", c.cluster},
-                      {"pass_cols", c.pass_cols}},
+                      {"pass_cols", c.pass_cols},
+                      {"split_d", c.split_d}},
                      seed, run);
   if (HasFatalFailure()) return;
 
@@ -163,14 +190,15 @@ TEST_P(FfpaWgmmaTest, MatchesOracleWithinItsBound) {
   ffpa_tolerance(p, c.acc_f16, run.in, run.ref, tol);
   if (HasFatalFailure()) return;
   const int d = static_cast<int>(p.head_dim);
-  const bool wide = fw::wide_of(d, c.acc_f16, c.warpgroups == 0 ? fw::kDefaultWarpgroups : c.warpgroups,
-                                c.pass_cols, c.cluster);
+  const fw::Form form = fw::form_of(d, c.acc_f16, c.warpgroups == 0 ? fw::kDefaultWarpgroups : c.warpgroups,
+                                    {c.pass_cols, c.cluster, c.split_d, c.q_stream});
   std::cout << "[" << spec->id << "] " << c.name << " (" << p.full_label() << ", q_stream " << c.q_stream
             << ", warpgroups " << c.warpgroups << ", cluster " << c.cluster << ", pass_cols " << c.pass_cols
-            << ", passes " << fw::passes_of(d, c.acc_f16, wide) << "): rel_l2 " << run.err.rel_l2
-            << ", cublas.unfused " << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule
-            << "), LSE max abs " << run.err.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows "
-            << run.empty_rows << ", rows checked " << run.ref.rows.size() << "\n";
+            << ", split_d " << c.split_d << ", form " << fw::form_name(form) << ", passes "
+            << fw::passes_of(d, c.acc_f16, form) << "): rel_l2 " << run.err.rel_l2 << ", cublas.unfused "
+            << tol.math_err << ", tol " << tol.rel_l2 << " (" << tol.rule << "), LSE max abs "
+            << run.err.lse_max_abs << " (tol " << tol.lse_abs << "), empty rows " << run.empty_rows
+            << ", rows checked " << run.ref.rows.size() << "\n";
   EXPECT_LE(run.err.rel_l2, tol.rel_l2) << p.full_label();
   EXPECT_LE(run.err.lse_max_abs, tol.lse_abs) << p.full_label();
 }
@@ -231,6 +259,29 @@ TEST(FfpaWgmmaSpec, RefusesWhatItDoesNotTake) {
   EXPECT_EQ(
       f16->why_not(make_problem(1, 1, 1, 16, 16, 640, DType::fp16), {{"pass_cols", 512}, {"cluster", 2}}),
       "");
+  // The split form: the knob's values, and the knobs it cannot honour, by name.
+  EXPECT_EQ(f32->why_not(make_problem(1, 8, 2, 100, 300, 1024, DType::bf16, true), {{"split_d", 2}}), "");
+  EXPECT_EQ(f16->why_not(make_problem(1, 8, 2, 100, 300, 96, DType::fp16, true), {{"split_d", 2}}), "");
+  EXPECT_NE(
+      f16->why_not(make_problem(1, 1, 1, 16, 16, 1024, DType::fp16), {{"split_d", 3}}).find("split_d = 3"),
+      std::string::npos);
+  EXPECT_NE(f16->why_not(make_problem(1, 1, 1, 16, 16, 1024, DType::fp16), {{"split_d", 2}, {"q_stream", 1}})
+                .find("split_d = 2 with q_stream = 1"),
+            std::string::npos);
+  EXPECT_NE(
+      f16->why_not(make_problem(1, 1, 1, 16, 16, 1024, DType::fp16), {{"split_d", 2}, {"pass_cols", 640}})
+          .find("split_d = 2 with pass_cols = 640"),
+      std::string::npos);
+  EXPECT_NE(
+      f32->why_not(make_problem(1, 1, 1, 16, 16, 1024, DType::fp16), {{"split_d", 2}, {"warpgroups", 1}})
+          .find("split_d = 2 with warpgroups = 1"),
+      std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 1024, DType::fp16), {{"split_d", 2}, {"cluster", 2}})
+                .find("split_d = 2 with cluster = 2"),
+            std::string::npos);
+  EXPECT_NE(f32->why_not(make_problem(1, 1, 1, 16, 16, 64, DType::fp16), {{"split_d", 2}})
+                .find("split_d = 2 with head_dim = 64"),
+            std::string::npos);
   Problem dv = make_problem(1, 1, 1, 16, 16, 512, DType::fp16);
   dv.head_dim_v = 256;
   EXPECT_NE(f32->why_not(dv, {}).find("head_dim_v = 256"), std::string::npos);
@@ -250,9 +301,9 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_EQ(fw::passes_of(512, true), 1);
   EXPECT_EQ(fw::passes_of(576, true), 2);
   // acc_f16's 640-column kernel: one pass to D 640, the default from 544 with two warpgroups only.
-  EXPECT_EQ(fw::passes_of(640, true, true), 1);
-  EXPECT_EQ(fw::passes_of(704, true, true), 2);
-  EXPECT_EQ(fw::pass_chunks(1024, true, true), 8);
+  EXPECT_EQ(fw::passes_of(640, true, fw::Form::wide), 1);
+  EXPECT_EQ(fw::passes_of(704, true, fw::Form::wide), 2);
+  EXPECT_EQ(fw::pass_chunks(1024, true, fw::Form::wide), 8);
   EXPECT_FALSE(fw::wide_by_default(512, true, 2));
   EXPECT_TRUE(fw::wide_by_default(544, true, 2));
   EXPECT_TRUE(fw::wide_by_default(640, true, 2));
@@ -265,21 +316,22 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_FALSE(fw::wide_by_default(768, false, 2));
   EXPECT_FALSE(fw::wide_by_default(960, false, 2));
   EXPECT_FALSE(fw::wide_by_default(1024, false, 2));
-  EXPECT_EQ(fw::passes_of(640, false, true), 2);
-  EXPECT_EQ(fw::passes_of(960, false, true), 3);
+  EXPECT_EQ(fw::passes_of(640, false, fw::Form::wide), 2);
+  EXPECT_EQ(fw::passes_of(960, false, fw::Form::wide), 3);
   // Q resident up to D 576 on 128-key slots, 640 on the 96-key ones, 704 on the 64-key ones.
   EXPECT_EQ(fw::max_resident_head_dim(), 576);
   EXPECT_EQ(fw::max_resident_head_dim(fw::wide_bc(true)), 640);
   EXPECT_EQ(fw::max_resident_head_dim(fw::wide_bc(false)), 704);
   for (bool acc_f16 : {false, true}) {
-    const int bc = fw::wide_bc(acc_f16);
+    const int bc = fw::bc_of(fw::Form::wide, acc_f16);
     EXPECT_LE(fw::max_smem_bytes(false, 2, bc), kH100);
     EXPECT_LE(fw::max_smem_bytes(true, 2, bc), kH100);
     EXPECT_TRUE(fw::q_resident_by_default(fw::max_resident_head_dim(bc), 2, kH100, bc));
     EXPECT_FALSE(fw::q_resident_by_default(fw::max_resident_head_dim(bc) + 32, 2, kH100, bc));
     // The wide passes cover D exactly within their register budget, and the default saves a pass.
     for (int d = 32; d <= 1024; d += 32) {
-      const int passes = fw::passes_of(d, acc_f16, true), per = fw::pass_chunks(d, acc_f16, true);
+      const int passes = fw::passes_of(d, acc_f16, fw::Form::wide),
+                per = fw::pass_chunks(d, acc_f16, fw::Form::wide);
       EXPECT_GE(passes * per, fw::chunks_of(d)) << d;
       EXPECT_LT((passes - 1) * per, fw::chunks_of(d)) << d;
       EXPECT_LE(per * fw::kChunk, fw::wide_pass_cols(acc_f16)) << d;
@@ -290,6 +342,44 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
     }
   }
   EXPECT_FALSE(fw::q_resident_by_default(608, 2, kH100));
+  // The split form: a chunk for each warpgroup at every D above 64, Q resident beside at least four
+  // slots, the passes' halves within a warpgroup's columns; acc_f16 one pass to D 1024, acc_f32 to 640.
+  EXPECT_EQ(fw::passes_of(1024, true, fw::Form::split), 1);
+  EXPECT_EQ(fw::passes_of(640, false, fw::Form::split), 1);
+  EXPECT_EQ(fw::passes_of(704, false, fw::Form::split), 2);
+  EXPECT_EQ(fw::split_ring_slots(1024, false), 4);
+  EXPECT_EQ(fw::split_ring_slots(1024, true), 5);
+  EXPECT_EQ(fw::split_ring_slots(128, true), 6);
+  EXPECT_FALSE(fw::split_fits(64, true));
+  for (bool acc_f16 : {false, true})
+    for (int d = 96; d <= 1024; d += 32) {
+      EXPECT_TRUE(fw::split_fits(d, acc_f16)) << d;
+      EXPECT_LE(fw::split_smem_bytes(d, acc_f16), kH100) << d;
+      const int passes = fw::passes_of(d, acc_f16, fw::Form::split),
+                per = fw::pass_chunks(d, acc_f16, fw::Form::split);
+      EXPECT_GE(passes * per, fw::chunks_of(d)) << d;
+      EXPECT_LT((passes - 1) * per, fw::chunks_of(d)) << d;
+      EXPECT_LE((per + 1) / 2 * fw::kChunk, fw::split_wg_cols(acc_f16)) << d;
+    }
+  // Which form the knobs give: the split form by default for acc_f32 at D 544-640 (one pass against two);
+  // a knob asking for another form's shape keeps that form.
+  const auto form = [](int d, bool acc_f16, fw::FormKnobs k, int wgs = 2) {
+    return fw::form_of(d, acc_f16, wgs, k);
+  };
+  EXPECT_EQ(form(544, false, {}), fw::Form::split);
+  EXPECT_EQ(form(640, false, {}), fw::Form::split);
+  EXPECT_EQ(form(672, false, {}), fw::Form::passes);
+  EXPECT_EQ(form(512, false, {}), fw::Form::passes);
+  EXPECT_EQ(form(320, false, {}), fw::Form::wide);
+  EXPECT_EQ(form(1024, true, {}), fw::Form::passes);
+  EXPECT_EQ(form(640, true, {}), fw::Form::wide);
+  EXPECT_EQ(form(640, false, {.q_stream = 1}), fw::Form::wide);
+  EXPECT_EQ(form(640, false, {.pass_cols = 256}), fw::Form::passes);
+  EXPECT_EQ(form(640, false, {.cluster = 2}), fw::Form::cluster);
+  EXPECT_EQ(form(640, false, {.split_d = 1}), fw::Form::wide);
+  EXPECT_EQ(form(640, false, {}, 1), fw::Form::passes);
+  EXPECT_EQ(form(1024, true, {.split_d = 2}), fw::Form::split);
+  EXPECT_EQ(form(256, false, {.split_d = 2}), fw::Form::split);
   EXPECT_EQ(fw::passes_of(256, false), 1);
   EXPECT_EQ(fw::passes_of(320, false), 2);
   EXPECT_EQ(fw::passes_of(1024, false), 4);

@@ -1,6 +1,7 @@
-// ffpa.wgmma's cluster mode (sm_90a): the cluster's partial S added through distributed shared memory
-// (a reduce-scatter and an all-gather with the bulk-copy engine), so that every CTA of a row block holds
-// the same S. Included by ffpa_wgmma_kernel.cuh.
+// ffpa.wgmma's partial S added where D is split: the split form's two warpgroups through the CTA's
+// shared memory, and cluster mode's CTAs through distributed shared memory (a reduce-scatter and an
+// all-gather with the bulk-copy engine), so that every warpgroup of a row block holds the same S.
+// Included by ffpa_wgmma_kernel.cuh.
 #pragma once
 #include <cuda_fp16.h>
 
@@ -26,19 +27,42 @@ __device__ __forceinline__ std::uint32_t add_half2(std::uint32_t a, std::uint32_
 __device__ __forceinline__ uint4 add_partials(uint4 a, uint4 b, std::uint32_t) {
   return make_uint4(add_half2(a.x, b.x), add_half2(a.y, b.y), add_half2(a.z, b.z), add_half2(a.w, b.w));
 }
-__device__ __forceinline__ uint4 group_of(const float (&s)[64], int q) {
+template <int N>
+__device__ __forceinline__ uint4 group_of(const float (&s)[N], int q) {
   return make_uint4(__float_as_uint(s[4 * q]), __float_as_uint(s[4 * q + 1]), __float_as_uint(s[4 * q + 2]),
                     __float_as_uint(s[4 * q + 3]));
 }
-__device__ __forceinline__ uint4 group_of(const std::uint32_t (&s)[32], int q) {
+template <int N>
+__device__ __forceinline__ uint4 group_of(const std::uint32_t (&s)[N], int q) {
   return make_uint4(s[4 * q], s[4 * q + 1], s[4 * q + 2], s[4 * q + 3]);
 }
-__device__ __forceinline__ void set_group(float (&s)[64], int q, uint4 v) {
+template <int N>
+__device__ __forceinline__ void set_group(float (&s)[N], int q, uint4 v) {
   s[4 * q] = __uint_as_float(v.x), s[4 * q + 1] = __uint_as_float(v.y), s[4 * q + 2] = __uint_as_float(v.z),
         s[4 * q + 3] = __uint_as_float(v.w);
 }
-__device__ __forceinline__ void set_group(std::uint32_t (&s)[32], int q, uint4 v) {
+template <int N>
+__device__ __forceinline__ void set_group(std::uint32_t (&s)[N], int q, uint4 v) {
   s[4 * q] = v.x, s[4 * q + 1] = v.y, s[4 * q + 2] = v.z, s[4 * q + 3] = v.w;
+}
+
+// The split form: the two warpgroups of a CTA hold partial S of the same 64 rows (each over its half of
+// D), in the same register layout. Each stores its partial group-major in its own half of `buf`
+// ([G][128] x 16 bytes: a warp's stores are whole 128-byte lines), and after one barrier adds the
+// other's. Addition commutes, so both warpgroups hold the same S to the bit, and so the same softmax and
+// P. The next tile's stores come after at least one item's __syncthreads, past every read of these.
+template <typename Acc, int N>
+__device__ __forceinline__ void add_other_warpgroup_s(Acc (&s)[N], std::uint32_t buf, int wg, int tid_in_wg) {
+  constexpr int G = N / 4;
+  constexpr std::uint32_t kHalfBytes = G * 128 * 16;
+  const std::uint32_t mine = buf + static_cast<std::uint32_t>(wg) * kHalfBytes + tid_in_wg * 16;
+  const std::uint32_t other = buf + static_cast<std::uint32_t>(1 - wg) * kHalfBytes + tid_in_wg * 16;
+#pragma unroll
+  for (int q = 0; q < G; ++q) cluster::store_local_16(mine + q * 128 * 16, group_of(s, q));
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < G; ++q)
+    set_group(s, q, add_partials(group_of(s, q), cluster::load_local_16(other + q * 128 * 16), Acc{}));
 }
 
 // Cluster mode: S = the sum of the cluster's partial S, the same in every CTA. A thread's partial is
@@ -76,6 +100,7 @@ struct ExchangeLayout {
   __device__ std::uint32_t stage() const {
     return scatter() + static_cast<std::uint32_t>((ranks - 1) * part_max()) * kGroupBytes;
   }
+  __device__ std::uint32_t end() const { return stage() + static_cast<std::uint32_t>(G) * kGroupBytes; }
   __device__ void arm(int rank) const {
     const int own = lo_of<G>(rank + 1, ranks) - lo_of<G>(rank, ranks);
     tma::mbar_arrive_expect_tx(bar_scatter(), static_cast<std::uint32_t>((ranks - 1) * own) * kGroupBytes);

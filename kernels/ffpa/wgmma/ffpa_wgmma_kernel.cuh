@@ -4,7 +4,8 @@
 // Per key tile of Bc keys (128; the wide kernels, whose O takes a quarter more columns, 96 for acc_f16
 // and 64 for acc_f32) it streams D in 64-column chunks through a ring of shared-memory slots
 // ("items": the tile's K chunks, each with its Q chunk unless Q is resident, then the pass's V
-// chunks), all 256 threads loading with cp.async into the 128-byte swizzle wgmma reads:
+// chunks), one thread loading each item by TMA (boxes of 64 columns in the 128-byte swizzle wgmma
+// reads; rows and columns past the tensor read as zeros) on the slot's mbarrier:
 //   S (64 x Bc a warpgroup) accumulates over the K items: wgmma m64nBck16, A = Q, B = K, both
 //   from shared memory;
 //   the online softmax runs on S in registers (exp2, scale folded in) and packs P to 16-bit pairs
@@ -15,10 +16,16 @@
 // l_old alpha / l_new and P by 1 / l_new, so O never holds the unnormalised sum, which overflows
 // fp16 once l |v| > 65504. The softmax state (max, sum) is fp32 in both.
 //
-// Cluster mode (kCluster): the n_passes CTAs of a row block form a thread-block cluster; each forms
+// Cluster mode (Form::cluster): the n_passes CTAs of a row block form a thread-block cluster; each forms
 // S over its own O chunks' columns of D, and the partial S are added through distributed shared
 // memory (ffpa_wgmma_exchange.cuh), so no CTA recomputes the others' Q·Kᵀ. Measured slower than
 // recomputing (docs/PERF.md), so off by default.
+//
+// The split form (Form::split): both warpgroups over the same 64 rows on 64-key tiles, Q resident. An
+// item holds a chunk for each warpgroup: K chunks c and c + ceil(n / 2) (each warpgroup's partial S over
+// its half of D's chunks), then V chunks of the two halves of the pass's O columns. After a tile's K
+// items the partials are added through shared memory (ffpa_wgmma_exchange.cuh); both warpgroups then
+// hold the same S and run the same softmax, and each adds P V into its own O columns.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -27,6 +34,7 @@
 #include <type_traits>
 
 #include "kernels/common/mma_ptx.cuh"
+#include "kernels/common/tma_ptx.cuh"
 #include "kernels/common/wgmma_ptx.cuh"
 #include "kernels/fa2/fa2_head_offsets.cuh"
 #include "kernels/ffpa/ffpa_key_tiles.cuh"
@@ -38,57 +46,13 @@ namespace attn::ffpa_wgmma {
 
 using ::attn::ffpa::key_tiles;
 using ::attn::ffpa::KeyTiles;
-using ::attn::ptx::cp_async_16;
-using ::attn::ptx::cp_async_commit;
-using ::attn::ptx::cp_async_wait_all;
 using ::attn::ptx::exp2_approx;
 using ::attn::ptx::kNegInf;
 using ::attn::ptx::pack2;
 using ::attn::ptx::smem_addr;
 
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-}
-
-// The same with the count known at run time (0 to 3).
-__device__ __forceinline__ void cp_async_wait_pending(int pending) {
-  if (pending <= 0)
-    cp_async_wait<0>();
-  else if (pending == 1)
-    cp_async_wait<1>();
-  else if (pending == 2)
-    cp_async_wait<2>();
-  else
-    cp_async_wait<3>();
-}
-
-// Copies rows [row0, row0 + Rows) x columns [col0, col0 + 64) of a BSHD head (row stride ld) into a
-// swizzled tile: 8 threads a row, 16 bytes each, Threads / 8 rows a pass. Rows at or past row_limit
-// and columns at or past d are zero-filled, so padding adds 0 to S and to O.
-template <int Rows, int Threads, typename T>
-__device__ __forceinline__ void load_chunk(std::uint32_t tile, const T* head, int row0, int row_limit,
-                                           int col0, int d, std::int64_t ld, int tid) {
-  constexpr int kRowsPerPass = Threads / 8;
-  static_assert(kRowsPerPass % 8 == 0 && Rows % kRowsPerPass == 0, "whole swizzle groups a pass");
-  const int unit = tid % 8;
-  const int r0 = tid / 8;
-  const int col = col0 + unit * 8;
-  const bool col_ok = col < d;
-  const std::uint32_t dst = tile + static_cast<std::uint32_t>(r0 * 128 + ((unit ^ (r0 % 8)) << 4));
-  const T* src = head + static_cast<std::int64_t>(row0 + r0) * ld + col;
-  const int rows_left = row_limit - row0 - r0;
-#pragma unroll
-  for (int pass = 0; pass < Rows / kRowsPerPass; ++pass) {
-    // Every pass keeps r0 % 8 (whole groups of 8 rows): one swizzle offset for all of them.
-    const bool ok = col_ok && pass * kRowsPerPass < rows_left;
-    cp_async_16(dst + static_cast<std::uint32_t>(pass * kRowsPerPass * 128), ok ? src : head, ok ? 16 : 0);
-    src += kRowsPerPass * ld;
-  }
-}
-
-// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V. Compiled: Bc 128, and the wide kernels'
-// wide_bc (fp32 accumulation 64, fp16 accumulation 96).
+// S = Q K^T over a tile of Bc keys and O[:, chunk] += P V. Compiled: Bc 128, the wide kernels'
+// wide_bc (fp32 accumulation 64, fp16 accumulation 96) and the split form's 64.
 template <typename T, bool AccF16, int Bc>
 struct WgmmaOps {
   static_assert(!AccF16 || std::is_same_v<T, __half>, "fp16 accumulation takes fp16 inputs");
@@ -101,6 +65,8 @@ struct WgmmaOps {
       wgmma::ss_m64n128k16_f16_f16(s, a, b, acc);
     else if constexpr (AccF16 && Bc == 96)
       wgmma::ss_m64n96k16_f16_f16(s, a, b, acc);
+    else if constexpr (AccF16 && Bc == 64)
+      wgmma::ss_m64n64k16_f16_f16(s, a, b, acc);
     else if constexpr (!AccF16 && Bc == 128 && kBf16)
       wgmma::ss_m64n128k16_f32_bf16(s, a, b, acc);
     else if constexpr (!AccF16 && Bc == 128)
@@ -150,22 +116,29 @@ __device__ __forceinline__ void acc_scale_rows(std::uint32_t (&r)[N], const floa
   }
 }
 
-template <typename T, bool AccF16, bool QResident, int WGs, bool kCluster = false, bool Wide = false>
-__global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(const WgmmaParams p) {
+template <typename T, bool AccF16, bool QResident, int WGs, Form F = Form::passes>
+__global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
+    ffpa_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int Bc = bc_of(Wide, AccF16);  // keys a tile
+  constexpr bool kCluster = F == Form::cluster, kSplit = F == Form::split;
+  constexpr int Bc = bc_of(F, AccF16);  // keys a tile
   using Ops = WgmmaOps<T, AccF16, Bc>;
   using Acc = typename Ops::Acc;
-  constexpr int kBr = rows_of(WGs), kThreads = threads_of(WGs);
-  constexpr int kQTileBytes = q_tile_bytes(WGs);
-  constexpr int kOChunks = max_pass_cols(AccF16, Wide) / kChunk;
+  // The split form's warpgroups share their 64 rows.
+  constexpr int kBr = kSplit ? rows_of(1) : rows_of(WGs), kThreads = threads_of(WGs);
+  constexpr int kQTileBytes = q_tile_bytes(kSplit ? 1 : WGs);
+  constexpr int kOChunks =
+      (kSplit ? split_wg_cols(AccF16) : max_pass_cols(AccF16, F)) / kChunk;  // a warpgroup's
   constexpr int kRing = ring_slots(WGs, QResident);
-  // Cluster mode: as many slots as fit beside the exchange buffers (cluster_ring_slots, 3 to 6).
-  const int ring_n = kCluster ? p.ring_slots : kRing;
-  constexpr int kSlotBytes = slot_bytes(WGs, QResident, Bc);  // [Q chunk,] K chunk; a V chunk at the start
+  // Cluster mode and the split form: as many slots as fit beside the exchange buffers (3 to 6).
+  const int ring_n = kCluster || kSplit ? p.ring_slots : kRing;
+  // [Q chunk,] K chunk; a V chunk at the start. The split form: a chunk for each warpgroup.
+  constexpr int kWgChunkBytes = Bc * 128;
+  constexpr int kSlotBytes = kSplit ? split_slot_bytes() : slot_bytes(WGs, QResident, Bc);
   static_assert(!QResident || WGs == 2, "Q resident is compiled for the two-warpgroup CTA");
-  static_assert(!kCluster || WGs == 2, "cluster mode is compiled for the two-warpgroup CTA");
-  static_assert(!Wide || (WGs == 2 && !kCluster), "the wide kernels are compiled for two warpgroups");
+  static_assert(F == Form::passes || WGs == 2,
+                "cluster, wide and split forms are compiled for two warpgroups");
+  static_assert(!kSplit || QResident, "the split form keeps Q resident");
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -187,88 +160,114 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   // The K (and Q) chunks this CTA's S is formed over: all of D, or in cluster mode its O chunks'.
   const int qk0 = kCluster ? oc0 : 0;
   const int n_qk = kCluster ? n_oc : n_dc;
+  // The split form: warpgroup w contracts over chunks [w qk_half, ...) of D and owns O chunks
+  // [oc0 + w oc_half, ...) of the pass; an item holds one chunk of each half.
+  const int qk_half = kSplit ? (n_qk + 1) / 2 : n_qk, oc_half = kSplit ? (n_oc + 1) / 2 : n_oc;
+  const int qk_first = kSplit ? wg * qk_half : 0, oc_first = kSplit ? oc0 + wg * oc_half : oc0;
+  const int n_own_qk = kSplit ? min(qk_half, n_qk - qk_first) : n_qk;
+  const int n_own_oc = kSplit ? min(oc_half, n_oc - wg * oc_half) : n_oc;
 
-  const T* q_head = static_cast<const T*>(p.q) + fa2::q_head_offset(p, b, h, D);
-  const std::int64_t kv_off = fa2::kv_head_offset(p, b, h, D);
-  const T* k_head = static_cast<const T*>(p.k) + kv_off;
-  const T* v_head = static_cast<const T*>(p.v) + kv_off;
+  const int h_kv = h / p.group;
 
   const int diag_off = p.seq_kv - p.seq_q;
   const KeyTiles keys = key_tiles(p, row0, kBr, Bc);
   const int n_lo = keys.n_lo, n_hi = keys.n_hi, full_lo = keys.full_lo, full_hi = keys.full_hi;
   const int n_tiles = n_hi - n_lo;
-  const int per_tile = n_qk + n_oc;
+  const int per_tile = qk_half + oc_half;  // items a tile
   const int total_items = n_tiles * per_tile;
 
   const std::uint32_t q_res = smem0;  // resident Q: chunk c at c * kQTileBytes
   const std::uint32_t ring =
       smem0 + static_cast<std::uint32_t>(QResident ? (kCluster ? p.pass_chunks : n_dc) * kQTileBytes : 0);
-  // Cluster mode: the exchange's two barriers and two buffers after the ring (cluster_smem_bytes).
-  const ExchangeLayout<kThreads, Ops::kSRegs / 4> xc{ring + static_cast<std::uint32_t>(ring_n * kSlotBytes),
-                                                     p.n_passes};
-  if constexpr (kCluster) {
-    if (tid == 0) {
+  // Cluster mode: the exchange's two barriers and two buffers after the ring (cluster_smem_bytes); the
+  // split form: the warpgroups' partial S there (split_smem_bytes).
+  const std::uint32_t after_ring = ring + static_cast<std::uint32_t>(ring_n * kSlotBytes);
+  const ExchangeLayout<kThreads, Ops::kSRegs / 4> xc{after_ring, p.n_passes};
+  // The mbarriers the TMA loads complete on, after everything else (kBarrierBytes): one a ring slot, then
+  // Q's.
+  const std::uint32_t bars =
+      kCluster ? xc.end()
+               : after_ring + static_cast<std::uint32_t>(kSplit ? split_exchange_bytes(AccF16) : 0);
+  const auto full_bar = [&](int slot) { return bars + static_cast<std::uint32_t>(8 * slot); };
+  const std::uint32_t q_bar = full_bar(ring_n);
+  if (tid == 0) {
+    for (int s = 0; s <= ring_n; ++s) tma::mbar_init(full_bar(s), 1);
+    if constexpr (kCluster) {
       tma::mbar_init(xc.bar_scatter(), 1);
       tma::mbar_init(xc.bar_gather(), 1);
       xc.arm(pass);
-      tma::fence_mbar_init();
     }
+    tma::fence_mbar_init();
+  }
+  if constexpr (kCluster) {
     // No CTA pushes before every barrier of the cluster is initialised and armed.
     cluster::arrive();
     cluster::wait();
+  } else {
+    __syncthreads();
   }
   if constexpr (QResident) {
-    for (int c = 0; c < n_qk; ++c)
-      load_chunk<kBr, kThreads>(q_res + static_cast<std::uint32_t>(c * kQTileBytes), q_head, row0, p.seq_q,
-                                (qk0 + c) * kChunk, D, p.q_row_stride, tid);
-    cp_async_commit();  // the oldest group: complete once the first item's wait returns
+    if (tid == 0) {
+      tma::mbar_arrive_expect_tx(q_bar, static_cast<std::uint32_t>(n_qk * kQTileBytes));
+      for (int c = 0; c < n_qk; ++c)
+        tma::load_tile_4d(q_res + static_cast<std::uint32_t>(c * kQTileBytes), &p.q_map, q_bar,
+                          (qk0 + c) * kChunk, h, row0, b);
+    }
   }
 
-  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..n_qk-1 = K chunks, then V chunks;
-  // the issuer walks it with counters (no divisions in the loop).
+  // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..qk_half-1 = K chunks, then V chunks.
+  // Thread 0 issues every item's loads and walks the stream with counters (no divisions in the loop).
   int issued = 0, issue_slot = 0, issue_i = 0, issue_key_row = (n_hi - 1) * Bc;
   const auto issue_next = [&]() {
-    if (issued < total_items) {
-      const std::uint32_t dst = ring + static_cast<std::uint32_t>(issue_slot * kSlotBytes);
-      if (issue_i < n_qk) {
-        if constexpr (!QResident)
-          load_chunk<kBr, kThreads>(dst, q_head, row0, p.seq_q, (qk0 + issue_i) * kChunk, D, p.q_row_stride,
-                                    tid);
-        load_chunk<Bc, kThreads>(dst + (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)), k_head,
-                                 issue_key_row, p.seq_kv, (qk0 + issue_i) * kChunk, D, p.kv_row_stride, tid);
-      } else {
-        load_chunk<Bc, kThreads>(dst, v_head, issue_key_row, p.seq_kv, (oc0 + issue_i - n_qk) * kChunk, D,
-                                 p.kv_row_stride, tid);
-      }
-      ++issued;
-      issue_slot = issue_slot + 1 == ring_n ? 0 : issue_slot + 1;
-      if (++issue_i == per_tile) {
-        issue_i = 0;
-        issue_key_row -= Bc;
-      }
+    if (tid != 0 || issued == total_items) return;
+    const std::uint32_t dst = ring + static_cast<std::uint32_t>(issue_slot * kSlotBytes);
+    const std::uint32_t bar = full_bar(issue_slot);
+    if (issue_i < qk_half) {
+      const bool second = kSplit && qk_half + issue_i < n_qk;  // the split form's other half of D
+      tma::mbar_arrive_expect_tx(bar, (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)) +
+                                          (second ? 2u : 1u) * kWgChunkBytes);
+      if constexpr (!QResident) tma::load_tile_4d(dst, &p.q_map, bar, (qk0 + issue_i) * kChunk, h, row0, b);
+      tma::load_tile_4d(dst + (QResident ? 0u : static_cast<std::uint32_t>(kQTileBytes)), &p.k_map, bar,
+                        (qk0 + issue_i) * kChunk, h_kv, issue_key_row, b);
+      if (second)
+        tma::load_tile_4d(dst + kWgChunkBytes, &p.k_map, bar, (qk_half + issue_i) * kChunk, h_kv,
+                          issue_key_row, b);
+    } else {
+      const int c = issue_i - qk_half;
+      const bool second = kSplit && oc_half + c < n_oc;
+      tma::mbar_arrive_expect_tx(bar, (second ? 2u : 1u) * kWgChunkBytes);
+      tma::load_tile_4d(dst, &p.v_map, bar, (oc0 + c) * kChunk, h_kv, issue_key_row, b);
+      if (second)
+        tma::load_tile_4d(dst + kWgChunkBytes, &p.v_map, bar, (oc0 + oc_half + c) * kChunk, h_kv,
+                          issue_key_row, b);
     }
-    cp_async_commit();  // empty groups past the end keep the wait count uniform
+    ++issued;
+    issue_slot = issue_slot + 1 == ring_n ? 0 : issue_slot + 1;
+    if (++issue_i == per_tile) {
+      issue_i = 0;
+      issue_key_row -= Bc;
+    }
   };
-  // A warpgroup leaves one item's wgmmas in flight while it waits for and issues the next (they run
-  // through the barrier and the copies), so a slot is free once the item two back is done: kRing - 2
-  // items are loading while one is computed.
+  // A warpgroup leaves one item's wgmmas in flight while it waits for and issues the next, so a slot is
+  // free once the item two back is done: ring_n - 2 items are loading while one is computed.
 #pragma unroll 1
   for (int s = 0; s < ring_n - 2; ++s) issue_next();
   int slot_index = 0;
-  // Waits for the next item; past the barrier every warpgroup has waited for its wgmmas of the item
-  // two back, whose slot takes the item kRing - 2 ahead. Returns the item's slot.
+  std::uint32_t slot_phase = 0;
+  // Past the barrier every warpgroup has waited for its wgmmas of the item two back, whose slot takes
+  // the item ring_n - 2 ahead; then waits for this item's loads. Returns the item's slot.
   const auto acquire = [&]() -> std::uint32_t {
-    if constexpr (kCluster)
-      cp_async_wait_pending(ring_n - 3);
-    else
-      cp_async_wait<kRing - 3>();
-    wgmma::fence_proxy_async_smem();
     __syncthreads();
     issue_next();
     const std::uint32_t slot = ring + static_cast<std::uint32_t>(slot_index * kSlotBytes);
-    slot_index = slot_index + 1 == ring_n ? 0 : slot_index + 1;
+    tma::mbar_wait(full_bar(slot_index), slot_phase);
+    if (++slot_index == ring_n) {
+      slot_index = 0;
+      slot_phase ^= 1u;
+    }
     return slot;
   };
+  if constexpr (QResident) tma::mbar_wait(q_bar, 0);
 
   Acc o[kOChunks][Ops::kORegs];
 #pragma unroll
@@ -278,8 +277,8 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
   // Per thread two rows: g and g + 8 of its warp's 16. row_max is in log2 units (scale folded in).
   // acc_f32 keeps the thread's partial row sum; acc_f16 the full row sum l (O is normalised by it).
   float row_max[2] = {kNegInf, kNegInf}, row_sum[2] = {0.0f, 0.0f};
-  const int wg_row = 64 * wg + 16 * warp + g;  // local row of half 0
-  const std::uint32_t q_wg_off = static_cast<std::uint32_t>(wg * 64 * 128);
+  const int wg_row = (kSplit ? 0 : 64 * wg) + 16 * warp + g;  // local row of half 0
+  const std::uint32_t q_wg_off = static_cast<std::uint32_t>(kSplit ? 0 : wg * 64 * 128);
 
 #pragma unroll 1
   for (int tile = 0; tile < n_tiles; ++tile) {
@@ -291,17 +290,21 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
 #pragma unroll
     for (int i = 0; i < Ops::kSRegs; ++i) s[i] = Acc{0};
 #pragma unroll 1
-    for (int c = 0; c < n_qk; ++c) {
+    for (int c = 0; c < qk_half; ++c) {
       const std::uint32_t slot = acquire();
-      const std::uint32_t qa =
-          (QResident ? q_res + static_cast<std::uint32_t>(c * kQTileBytes) : slot) + q_wg_off;
-      const std::uint32_t kb = QResident ? slot : slot + static_cast<std::uint32_t>(kQTileBytes);
-      // A descriptor's address field counts 16 bytes: a k16 slice 32 bytes on is + 2.
-      const std::uint64_t qd = wgmma::desc_sw128(qa), kd = wgmma::desc_sw128(kb);
-      wgmma::fence();
+      if (c < n_own_qk) {  // the split form's second half may be a chunk shorter
+        const std::uint32_t qa =
+            (QResident ? q_res + static_cast<std::uint32_t>((qk_first + c) * kQTileBytes) : slot) + q_wg_off;
+        const std::uint32_t kb = QResident
+                                     ? slot + static_cast<std::uint32_t>(kSplit ? wg * kWgChunkBytes : 0)
+                                     : slot + static_cast<std::uint32_t>(kQTileBytes);
+        // A descriptor's address field counts 16 bytes: a k16 slice 32 bytes on is + 2.
+        const std::uint64_t qd = wgmma::desc_sw128(qa), kd = wgmma::desc_sw128(kb);
+        wgmma::fence();
 #pragma unroll
-      for (int kk = 0; kk < kChunk / 16; ++kk) Ops::qk(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
-      wgmma::commit();
+        for (int kk = 0; kk < kChunk / 16; ++kk) Ops::qk(s, qd + 2 * kk, kd + 2 * kk, c > 0 || kk > 0);
+        wgmma::commit();
+      }
       wgmma::wait<1>();
     }
     // Unconditional, so that ptxas sees every path drain before S is read (a wait it cannot prove
@@ -309,6 +312,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
     wgmma::wait<0>();
     wgmma::fence_operands(s);
     if constexpr (kCluster) exchange_partial_s<kThreads>(s, xc, pass, tid, tile);
+    if constexpr (kSplit) add_other_warpgroup_s(s, after_ring, wg, tid % 128);
 
     // ---- online softmax on S; P packed as 16-bit pairs in wgmma's A-fragment order.
     constexpr int kBlocks = Bc / 8, kCols = Bc / 4;  // 8-column blocks of S; a thread's columns a row
@@ -376,14 +380,18 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
       // ---- O[:, chunk] += P V over the pass's V items.
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) {
-      if (c < n_oc) {
+      if (c < oc_half) {
         const std::uint32_t slot = acquire();
-        wgmma::fence_operands(o[c]);
-        wgmma::fence();
-        const std::uint64_t vd = wgmma::desc_sw128(slot);  // a 16-key slice is 2048 bytes on: + 128
+        if (c < n_own_oc) {
+          wgmma::fence_operands(o[c]);
+          wgmma::fence();
+          // A 16-key slice is 2048 bytes on: + 128.
+          const std::uint64_t vd =
+              wgmma::desc_sw128(slot + static_cast<std::uint32_t>(kSplit ? wg * kWgChunkBytes : 0));
 #pragma unroll
-        for (int kk = 0; kk < Bc / 16; ++kk) Ops::pv(o[c], pa[kk], vd + 128 * kk);
-        wgmma::commit();
+          for (int kk = 0; kk < Bc / 16; ++kk) Ops::pv(o[c], pa[kk], vd + 128 * kk);
+          wgmma::commit();
+        }
         wgmma::wait<1>();  // chunk c's accumulators stay in flight; the next item writes others
       }
     }
@@ -394,8 +402,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
     for (int kk = 0; kk < Bc / 16; ++kk) wgmma::fence_operands(pa[kk]);  // read by wgmma until the last wait
   }
 
-  // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0).
-  cp_async_wait_all();
+  // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0). Every load issued was waited for.
   // The other CTAs have read this CTA's last partial S before it exits (its shared memory goes).
   if constexpr (kCluster)
     if (n_tiles > 0) cluster::wait();
@@ -414,15 +421,15 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs) ffpa_wgmma_kernel(co
     T* o_row = o_head + static_cast<std::int64_t>(row) * p.q_row_stride;
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c)
-      if (c < n_oc)
+      if (c < n_own_oc)
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-          const int col = (oc0 + c) * kChunk + 8 * j + 2 * t4;
+          const int col = (oc_first + c) * kChunk + 8 * j + 2 * t4;
           if (col < D)
             *reinterpret_cast<std::uint32_t*>(o_row + col) =
                 pack2<T>(acc_get(o[c], j, 2 * hr) * inv, acc_get(o[c], j, 2 * hr + 1) * inv);
         }
-    if (p.lse != nullptr && pass == 0 && t4 == 0)
+    if (p.lse != nullptr && pass == 0 && t4 == 0 && (!kSplit || wg == 0))
       p.lse[(static_cast<std::int64_t>(b) * p.heads_q + h) * p.seq_q + row] =
           l > 0.0f ? (row_max[hr] + log2f(l)) * 0.6931471805599453f : kNegInf;
   }

@@ -1,7 +1,7 @@
 // ffpa.wgmma instantiation: bf16 inputs, fp32 accumulation, Q resident and streamed, 1 and 2 warpgroups,
-// the cluster mode.
+// the cluster mode, the wide (320-column) kernel, the split form.
 #include "kernels/ffpa/wgmma/ffpa_wgmma_launch.cuh"
 
 namespace attn::ffpa_wgmma {
-template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, int, bool, bool, void*);
+template void run_wgmma<DType::bf16, false>(const WgmmaParams&, bool, int, Form, void*);
 }  // namespace attn::ffpa_wgmma
