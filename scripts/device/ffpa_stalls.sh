@@ -2,7 +2,7 @@
 # Where ffpa.wgmma's warps wait, per SASS instruction (ncu's stall sampling), for its forms at large D:
 # one launch each of the cases in $STALL_CASES ("kernel D;..."; B 1, H 16, S 8192, fp16, full mask).
 # Writes $OUT/stalls_<n>.csv.xz (per instruction: samples by stall reason) and prints, per case, the
-# kernel time and the instructions with the most samples.
+# samples by stall reason and by opcode and the instructions with the most (ffpa_stalls_table.py).
 # Usage: scripts/device/ffpa_stalls.sh BIN   (BIN holds attnscope)
 set -uo pipefail
 source "$(dirname "$0")/common.sh" "${1:-build}"
@@ -20,19 +20,6 @@ for c in "${cases[@]}"; do
   ncu --import "$OUT/stalls_$n.ncu-rep" --page details > "$OUT/stalls_${n}_details.txt" 2>&1
   grep -E "Duration|Warp Cycles Per Issued|Issued Warp|No Eligible|Active Warps Per" "$OUT/stalls_${n}_details.txt" | head -8
   ncu --import "$OUT/stalls_$n.ncu-rep" --page source --csv --print-source sass > "$OUT/stalls_$n.csv" 2>&1
-  python3 - "$OUT/stalls_$n.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(l for l in open(sys.argv[1]) if l.startswith('"')))
-if not rows:
-    print("no source rows"); sys.exit()
-key = next((k for k in rows[0] if k.startswith("Warp Stall Sampling (All")), None)
-reasons = [k for k in rows[0] if k.startswith("stall_") or k.startswith("Stall ")]
-num = lambda v: float((v or "0").replace(",", "") or 0)
-total = sum(num(r[key]) for r in rows) or 1
-print(f"samples {total:.0f}; reason columns: {len(reasons)}")
-for r in sorted(rows, key=lambda r: -num(r[key]))[:12]:
-    top = sorted(((num(r[k]), k) for k in reasons), reverse=True)[:3]
-    print(f"  {100 * num(r[key]) / total:5.1f}%  {r.get('Source', '')[:60]:60s} " + ", ".join(f"{k} {100 * v / total:.1f}%" for v, k in top if v))
-PY
   xz -9 "$OUT/stalls_$n.csv"; rm -f "$OUT/stalls_$n.ncu-rep"
+  python3 "$(dirname "$0")/ffpa_stalls_table.py" "$OUT/stalls_$n.csv.xz"
 done
