@@ -1,14 +1,14 @@
 // GPU tests for ffpa.wgmma (kernels/ffpa/wgmma/, sm_90a): D 64/256/320/480/576/640/1024 (one pass and
 // several, Q resident and streamed, one and two warpgroups a CTA, a 32-column tail chunk; passes
-// recomputing S (the default) and sharing it in a cluster; the wide kernels' passes (acc_f16 640
-// columns on 96-key tiles, acc_f32 320 on 64-key tiles) where they save a pass, the default, and the
-// narrower passes there by the knob; the split form (two warpgroups over the same 64 rows, each over half
-// of D) where it is the default and by the knob elsewhere, and the rows' forms by the knob where it is
-// the default) x S 1/100/4097,
-// causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q streamed by the knob; output poisoned with
-// NaN first. acc_f32 is held to 2x cublas.unfused's error on the same inputs (floored at a quarter of the
-// dtype bound), acc_f16 to its stated bound (tests/support/ffpa_tolerance.hpp). Host checks of the specs
-// and the pass arithmetic run everywhere. Timings: scripts/device/ffpa_wgmma_run.sh and docs/PERF.md.
+// recomputing S and sharing it in a cluster (each the default somewhere, the other by the knob); the wide
+// kernels' passes (acc_f16 640 columns on 96-key tiles, acc_f32 320 on 64-key tiles) where they save a pass,
+// the default, and the narrower passes there by the knob; the split form (two warpgroups over the same 64
+// rows, each over half of D) where it is the default and by the knob elsewhere, and the rows' forms by the
+// knob where it is the default) x S 1/100/4097, causal, GQA, Sq != Sk both ways (Sk up to 20000), a window, Q
+// streamed by the knob; output poisoned with NaN first. acc_f32 is held to 2x cublas.unfused's error on the
+// same inputs (floored at a quarter of the dtype bound), acc_f16 to its stated bound
+// (tests/support/ffpa_tolerance.hpp). Host checks of the specs and the pass arithmetic run everywhere.
+// Timings: scripts/device/ffpa_wgmma_run.sh and docs/PERF.md.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -106,16 +106,20 @@ std::vector<WgmmaCase> all_cases() {
         add_narrow("sq4097_sk100_causal", make_problem(1, 1, 1, 4097, 100, d, t, true));
         add_narrow("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
       }
-      // Several passes: the cases above recompute S in every pass (the default); these share it in a
-      // cluster (cluster = 2), Q resident where it fits and streamed.
+      // Several passes: the cases above take the default (recomputing S in every pass, or sharing it in a
+      // cluster where that is the default: acc_f16 from D 832); these the other, Q resident where it fits
+      // and streamed.
       if (fw::passes_of(d, v.acc_f16) > 1) {
-        add("s1_cluster", make_problem(1, 3, 3, 1, 1, d, t), 0, 0, 2);
-        add("s100_causal_gqa_cluster", make_problem(2, 8, 2, 100, 100, d, t, true), 0, 0, 2);
-        add("sq4097_sk100_causal_cluster", make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 0, 2);
-        add("s4097_full_cluster", make_problem(1, 3, 3, 4097, 4097, d, t), 0, 0, 2);
-        add("s4097_causal_gqa_qstream_cluster", make_problem(1, 4, 2, 4097, 4097, d, t, true), 1, 0, 2);
-        add("s1000_win128_64_cluster", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 0, 2);
-        add("sq64_sk20000_causal_gqa_cluster", make_problem(1, 2, 1, 64, 20000, d, t, true), 0, 0, 2);
+        const bool cluster_default = fw::cluster_by_default(d, v.acc_f16);
+        const int other = cluster_default ? 1 : 2;
+        const std::string sfx = cluster_default ? "_recompute" : "_cluster";
+        add("s1" + sfx, make_problem(1, 3, 3, 1, 1, d, t), 0, 0, other);
+        add("s100_causal_gqa" + sfx, make_problem(2, 8, 2, 100, 100, d, t, true), 0, 0, other);
+        add("sq4097_sk100_causal" + sfx, make_problem(1, 1, 1, 4097, 100, d, t, true), 0, 0, other);
+        add("s4097_full" + sfx, make_problem(1, 3, 3, 4097, 4097, d, t), 0, 0, other);
+        add("s4097_causal_gqa_qstream" + sfx, make_problem(1, 4, 2, 4097, 4097, d, t, true), 1, 0, other);
+        add("s1000_win128_64" + sfx, make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}), 0, 0, other);
+        add("sq64_sk20000_causal_gqa" + sfx, make_problem(1, 2, 1, 64, 20000, d, t, true), 0, 0, other);
       }
     }
   // The 32-column tail chunk (D % 64 == 32), one pass and two.
@@ -361,8 +365,8 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
       EXPECT_LT((passes - 1) * per, fw::chunks_of(d)) << d;
       EXPECT_LE((per + 1) / 2 * fw::kChunk, fw::split_wg_cols(acc_f16)) << d;
     }
-  // Which form the knobs give: the split form by default for acc_f32 at D 544-640 (one pass against two);
-  // a knob asking for another form's shape keeps that form.
+  // Which form the knobs give: the split form by default for acc_f32 at D 544-640 (one pass against two),
+  // cluster mode for acc_f16 from D 832; a knob asking for another form's shape keeps that form.
   const auto form = [](int d, bool acc_f16, fw::FormKnobs k, int wgs = 2) {
     return fw::form_of(d, acc_f16, wgs, k);
   };
@@ -371,7 +375,11 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_EQ(form(672, false, {}), fw::Form::passes);
   EXPECT_EQ(form(512, false, {}), fw::Form::passes);
   EXPECT_EQ(form(320, false, {}), fw::Form::wide);
-  EXPECT_EQ(form(1024, true, {}), fw::Form::passes);
+  EXPECT_EQ(form(1024, true, {}), fw::Form::cluster);
+  EXPECT_EQ(form(832, true, {.q_stream = 1}), fw::Form::cluster);
+  EXPECT_EQ(form(800, true, {}), fw::Form::passes);
+  EXPECT_EQ(form(1024, true, {.cluster = 1}), fw::Form::passes);
+  EXPECT_EQ(form(1024, false, {}), fw::Form::passes);
   EXPECT_EQ(form(640, true, {}), fw::Form::wide);
   EXPECT_EQ(form(640, false, {.q_stream = 1}), fw::Form::wide);
   EXPECT_EQ(form(640, false, {.pass_cols = 256}), fw::Form::passes);

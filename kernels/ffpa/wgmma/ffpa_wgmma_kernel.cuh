@@ -18,8 +18,8 @@
 //
 // Cluster mode (Form::cluster): the n_passes CTAs of a row block form a thread-block cluster; each forms
 // S over its own O chunks' columns of D, and the partial S are added through distributed shared
-// memory (ffpa_wgmma_exchange.cuh), so no CTA recomputes the others' Q·Kᵀ. Measured slower than
-// recomputing (docs/PERF.md), so off by default.
+// memory (ffpa_wgmma_exchange.cuh), so no CTA recomputes the others' Q·Kᵀ. The default for acc_f16
+// from D 832, where it measured faster than recomputing (ffpa_wgmma_traits.hpp cluster_by_default).
 //
 // The split form (Form::split): both warpgroups over the same 64 rows on 64-key tiles, Q resident. An
 // item holds a chunk for each warpgroup: K chunks c and c + ceil(n / 2) (each warpgroup's partial S over

@@ -121,11 +121,15 @@ constexpr int max_smem_bytes(bool q_resident, int wgs, int bc = kBc) {
 // the groups; ffpa_wgmma_kernel.cuh), so every CTA holds the same S, and so the same P, without
 // recomputing Q·Kᵀ: the QK work is that of one pass at every D. A CTA keeps only its own chunks of Q.
 inline constexpr int kMaxClusterPasses = 4;  // acc_f32 at D = 1024: 4 passes of 256 columns
-// Off: sharing S through distributed shared memory measured 25-50% slower than recomputing it for
-// acc_f32 at every D, and for acc_f16 5-8% slower at D 640, level at 768 and 1-12% faster at 896-1024
-// in one call that ran it first (H100, 2026-11-27 22:28 UTC; docs/PERF.md "ffpa.wgmma cluster mode"):
-// the exchange moves 32-64 KiB a CTA a tile over the SM-to-SM network with the tensor cores idle.
-inline constexpr bool kClusterByDefault = false;
+// The default for acc_f16 from D 832 (two passes). Measured with TMA loads (H200, B 1 H 48 S 8192 fp16,
+// 300 ms cool-downs, docs/PERF.md "ffpa.wgmma's loads by TMA"; TFLOPS, cluster against recomputing, two
+// rounds in both orders): full D 832 392.4 / 379.6 and 395.4 / 391.4, D 896 419.2 / 408.5 and 420.5 /
+// 405.6, D 960 418.4 / 380.4 and 416.4 / 380.5, D 1024 429.9 / 411.0 and 430.2 / 412.4; causal +4-9% at
+// each; but D 704 361.6 / 379.1 and 768 389.0 / 396.6 (one call), D 640 346.5 / 600.4 (one pass
+// recomputes nothing); acc_f32 slower at every D (D 1024 202.7 / 237.1: its fp32 exchange moves twice the
+// bytes while both warpgroups wait for it). With cp.async loads (H100, 2026-11-27) acc_f16 was level at
+// 768 and 1-12% faster at 896-1024, acc_f32 25-50% slower.
+constexpr bool cluster_by_default(int d, bool acc_f16) { return acc_f16 && d >= 832; }
 // Two barriers, a scatter buffer of (C - 1) x ceil(G / C) groups a thread and a stage buffer of G.
 constexpr int exchange_bytes(int d, bool acc_f16) {
   const int groups = acc_f16 ? 8 : 16, ranks = passes_of(d, acc_f16), group_bytes = threads_of(2) * 16;
@@ -196,7 +200,8 @@ struct FormKnobs {
 };
 // The form a run takes from the knobs and the warpgroups it runs with. A knob that asks for another
 // form's shape (pass_cols, cluster = 2, Q streamed) keeps that form; the default takes the split form
-// where split_by_default, else the wide kernel where it saves a pass.
+// where split_by_default, else the wide kernel where it saves a pass, else cluster mode where
+// cluster_by_default.
 constexpr Form form_of(int d, bool acc_f16, int wgs, FormKnobs k) {
   if (k.split_d == 2) return Form::split;
   if (k.split_d == 0 && k.pass_cols == 0 && k.cluster == 0 && k.q_stream == 0 &&
@@ -205,7 +210,8 @@ constexpr Form form_of(int d, bool acc_f16, int wgs, FormKnobs k) {
   const bool wide = k.pass_cols == 0 ? k.cluster != 2 && wide_by_default(d, acc_f16, wgs)
                                      : k.pass_cols == wide_pass_cols(acc_f16);
   if (wide) return Form::wide;
-  if (passes_of(d, acc_f16) > 1 && wgs == 2 && (k.cluster == 0 ? kClusterByDefault : k.cluster == 2))
+  if (passes_of(d, acc_f16) > 1 && wgs == 2 &&
+      (k.cluster == 0 ? cluster_by_default(d, acc_f16) : k.cluster == 2))
     return Form::cluster;
   return Form::passes;
 }
