@@ -71,4 +71,14 @@ void encode_bshd_map(CUtensorMap& map, const void* base, DType dtype, const Bshd
   throw KernelError(msg);
 }
 
+void encode_qkv_maps(CUtensorMap& q_map, CUtensorMap& k_map, CUtensorMap& v_map, const Problem& p,
+                     const AttentionArgs& a, int q_rows, int kv_rows, const char* kernel_id) {
+  encode_bshd_map(q_map, a.q, p.dtype, bshd_boxes(p.batch, p.seq_q, p.heads_q, p.head_dim, q_rows),
+                  kernel_id);
+  encode_bshd_map(k_map, a.k, p.dtype, bshd_boxes(p.batch, p.seq_kv, p.heads_kv, p.head_dim, kv_rows),
+                  kernel_id);
+  encode_bshd_map(v_map, a.v, p.dtype, bshd_boxes(p.batch, p.seq_kv, p.heads_kv, p.head_dim, kv_rows),
+                  kernel_id);
+}
+
 }  // namespace attn::tma_map

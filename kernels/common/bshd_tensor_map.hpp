@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/api/dtype.hpp"
+#include "kernels/api/kernel_spec.hpp"
 
 namespace attn::tma_map {
 
@@ -27,5 +28,10 @@ BshdBoxes bshd_boxes(std::int64_t batch, std::int64_t seq, std::int64_t heads, s
 // Encodes `boxes` over the tensor at `base`; throws KernelError naming `kernel_id` and the driver's status.
 void encode_bshd_map(CUtensorMap& map, const void* base, DType dtype, const BshdBoxes& boxes,
                      const char* kernel_id);
+
+// A run's three input maps: Q over [B, Sq, Hq, D] in boxes of `q_rows` rows, K and V over [B, Sk, Hkv, D]
+// in boxes of `kv_rows`.
+void encode_qkv_maps(CUtensorMap& q_map, CUtensorMap& k_map, CUtensorMap& v_map, const Problem& p,
+                     const AttentionArgs& a, int q_rows, int kv_rows, const char* kernel_id);
 
 }  // namespace attn::tma_map

@@ -155,17 +155,9 @@ class Fa3Kernel final : public PreparedKernel {
     const void* o_mapped = m_tile.tma_store ? a.o : nullptr;  // O's map only for the TMA-store epilogue
     if (a.q != m_q || a.k != m_k || a.v != m_v || o_mapped != m_o) {
       const Problem& pr = m_problem;
-      tma_map::encode_bshd_map(
-          m_params.q_map, a.q, pr.dtype,
-          tma_map::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, fa3::rows_of(m_tile)), kId);
       // In a cluster each CTA loads its share of a K/V tile's keys.
-      const int kv_rows = m_tile.bn / m_tile.cluster;
-      tma_map::encode_bshd_map(m_params.k_map, a.k, pr.dtype,
-                               tma_map::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows),
-                               kId);
-      tma_map::encode_bshd_map(m_params.v_map, a.v, pr.dtype,
-                               tma_map::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows),
-                               kId);
+      tma_map::encode_qkv_maps(m_params.q_map, m_params.k_map, m_params.v_map, pr, a, fa3::rows_of(m_tile),
+                               m_tile.bn / m_tile.cluster, kId);
       // The TMA-store epilogue writes O by 64-row boxes, a consumer warpgroup's rows.
       if (o_mapped != nullptr)
         tma_map::encode_bshd_map(m_params.o_map, o_mapped, pr.dtype,

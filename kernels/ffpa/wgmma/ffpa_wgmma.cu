@@ -122,14 +122,7 @@ class FfpaWgmmaKernel final : public PreparedKernel {
     if (a.q != m_q || a.k != m_k || a.v != m_v) {
       const int q_rows = m_form == fw::Form::split ? fw::rows_of(1) : fw::rows_of(m_wgs);
       const int kv_rows = fw::bc_of(m_form, m_acc_f16);
-      tma_map::encode_bshd_map(prm.q_map, a.q, pr.dtype,
-                               tma_map::bshd_boxes(pr.batch, pr.seq_q, pr.heads_q, pr.head_dim, q_rows), id);
-      tma_map::encode_bshd_map(prm.k_map, a.k, pr.dtype,
-                               tma_map::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows),
-                               id);
-      tma_map::encode_bshd_map(prm.v_map, a.v, pr.dtype,
-                               tma_map::bshd_boxes(pr.batch, pr.seq_kv, pr.heads_kv, pr.head_dim, kv_rows),
-                               id);
+      tma_map::encode_qkv_maps(prm.q_map, prm.k_map, prm.v_map, pr, a, q_rows, kv_rows, id);
       m_q = a.q;
       m_k = a.k;
       m_v = a.v;
