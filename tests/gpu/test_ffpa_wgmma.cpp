@@ -95,8 +95,8 @@ std::vector<WgmmaCase> all_cases() {
         add_other("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
         add_other("s1000_win128_64", make_problem(1, 3, 3, 1000, 1000, d, t, false, {128, 64}));
       }
-      // Where the wide kernel saves a pass it is the default (acc_f16 at D 576 and 640, acc_f32 at 320, 576
-      // and 640); the narrower passes by the knob.
+      // Where the wide kernel saves a pass it is the default (acc_f16 at D 576 and 640, acc_f32 at 320; at
+      // 576 and 640 with split_d = 1, the `_rows` cases above); the narrower passes by the knob.
       if (fw::wide_by_default(d, v.acc_f16, 2)) {
         const int cols = fw::max_pass_cols(v.acc_f16);
         const auto add_narrow = [&](const std::string& n, const Problem& p) {
@@ -133,8 +133,8 @@ std::vector<WgmmaCase> all_cases() {
       if (wgs == 2) {  // a cluster whose last CTA owns the 32-column chunk (D 800: 4 + 4 + 4 + 1 chunks)
         out.push_back({"d" + std::to_string(d) + "_f32_fp16" + tail + "_cluster", false,
                        make_problem(1, 6, 2, 333, 1001, d, DType::fp16, true), 0, wgs, 2});
-        // The other split of the warpgroups from the default (D 800 split by default: 13 chunks, 7 + 6
-        // for Q K^T, the tail in the second warpgroup's last; D 288 in the rows by default).
+        // The other split of the warpgroups from the default: both D in the rows by default, so these
+        // take the split form (D 800: 13 chunks, 7 + 6 for Q K^T, the tail in the second warpgroup's last).
         for (bool acc_f16 : {false, true}) {
           const int other = fw::split_by_default(d, acc_f16, 2) ? 1 : 2;
           out.push_back({"d" + std::to_string(d) + (acc_f16 ? "_f16_fp16" : "_f32_fp16") + tail +
