@@ -30,6 +30,8 @@ namespace {
 
 namespace fw = ffpa_wgmma;
 
+constexpr const char* wgmma_id(bool acc_f16) { return acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32"; }
+
 // split_d = 2 takes the split form's own columns, two warpgroups and Q resident: other knobs that ask
 // for something else are refused by name.
 std::string split_d_why_not(const Problem& p, const Knobs& knobs, bool acc_f16, const char* id) {
@@ -56,7 +58,7 @@ std::string split_d_why_not(const Problem& p, const Knobs& knobs, bool acc_f16, 
 }
 
 std::string wgmma_why_not(const Problem& p, const Knobs& knobs, bool acc_f16) {
-  const char* id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
+  const char* id = wgmma_id(acc_f16);
   if (!ATTNSCOPE_HAS_FFPA_WGMMA)
     return std::string(id) +
            " is not in this build: CMAKE_CUDA_ARCHITECTURES has no 90a target (wgmma needs sm_90a)";
@@ -106,7 +108,7 @@ class FfpaWgmmaKernel final : public PreparedKernel {
 
   void run(const AttentionArgs& a) override {
     const Problem& pr = m_problem;
-    const char* id = m_acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
+    const char* id = wgmma_id(m_acc_f16);
     check_scale(a, id);
     check_io_aligned(a, id, "TMA");
     fw::WgmmaParams& prm = m_params;
@@ -184,7 +186,7 @@ std::unique_ptr<PreparedKernel> wgmma_prepare(const Problem& p, const Knobs& kno
 
 KernelSpec make_wgmma_spec(bool acc_f16) {
   KernelSpec s;
-  s.id = acc_f16 ? "ffpa.wgmma.acc_f16" : "ffpa.wgmma.acc_f32";
+  s.id = wgmma_id(acc_f16);
   s.description =
       std::string(
           "FFPA-style split-D attention on Hopper warpgroup MMAs (sm_90a): Q, K, V streamed in 64-column "
