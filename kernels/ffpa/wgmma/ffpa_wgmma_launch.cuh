@@ -73,7 +73,6 @@ void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, Form form, void* 
   static_assert(kType == DType::fp16 || kType == DType::bf16, "ffpa.wgmma takes fp16 and bf16");
   static_assert(!kAccF16 || kType == DType::fp16, "fp16 accumulation takes fp16 inputs");
   const auto st = static_cast<cudaStream_t>(stream);
-  const bool cluster = form == Form::cluster;
   if (form == Form::split) {
     if (!is_supported_head_dim(p.head_dim) || wgs != 2 || !q_resident || !split_fits(p.head_dim, kAccF16) ||
         p.ring_slots != split_ring_slots(p.head_dim, kAccF16))
@@ -84,19 +83,18 @@ void run_wgmma(const WgmmaParams& p, bool q_resident, int wgs, Form form, void* 
     return;
   }
   if (form == Form::wide) {
-    if (!is_supported_head_dim(p.head_dim) || wgs != 2 || cluster ||
+    if (!is_supported_head_dim(p.head_dim) || wgs != 2 ||
         (q_resident && p.head_dim > max_resident_head_dim(bc_of(Form::wide, kAccF16))))
       throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) + " in " +
                         std::to_string(wide_pass_cols(kAccF16)) + "-column passes with " +
-                        std::to_string(wgs) + " warpgroups" + (cluster ? " in cluster mode" : "") +
-                        " is not compiled (two warpgroups, passes recomputing S)");
+                        std::to_string(wgs) + " warpgroups is not compiled (two warpgroups)");
     if (q_resident)
       launch_wgmma<T, kAccF16, true, 2, Form::wide>(p, st);
     else
       launch_wgmma<T, kAccF16, false, 2, Form::wide>(p, st);
     return;
   }
-  if (cluster && p.n_passes > 1) {
+  if (form == Form::cluster && p.n_passes > 1) {
     // A cluster CTA keeps only its own chunks of Q: resident wherever prepare() found it fits.
     if (!is_supported_head_dim(p.head_dim) || wgs != 2 || p.n_passes > kMaxClusterPasses)
       throw KernelError("ffpa.wgmma: head_dim " + std::to_string(p.head_dim) + " in cluster mode with " +
