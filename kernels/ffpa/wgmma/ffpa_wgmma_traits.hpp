@@ -165,16 +165,17 @@ constexpr bool q_resident_by_default(int d, int wgs, int smem_limit, int bc = kB
 // computed and the one before still read by its wgmmas), which leaves room at every D to 1024.
 constexpr int split_slot_bytes() { return 2 * kSplitBc * 128; }
 constexpr int split_exchange_bytes(bool acc_f16) { return 2 * 64 * kSplitBc * (acc_f16 ? 2 : 4); }
+// Everything but the ring: alignment, barriers, Q and the exchange.
+constexpr int split_fixed_bytes(int d, bool acc_f16) {
+  return kAlignSlack + kBarrierBytes + chunks_of(d) * q_tile_bytes(1) + split_exchange_bytes(acc_f16);
+}
 constexpr int split_ring_slots(int d, bool acc_f16) {
-  const int fixed =
-      kAlignSlack + kBarrierBytes + chunks_of(d) * q_tile_bytes(1) + split_exchange_bytes(acc_f16);
-  const int fit = (static_cast<int>(smem::kSm90Optin) - fixed) / split_slot_bytes();
+  const int fit = (static_cast<int>(smem::kSm90Optin) - split_fixed_bytes(d, acc_f16)) / split_slot_bytes();
   const int slots = fit < 6 ? fit : 6;
   return slots >= 4 ? slots : 0;
 }
 constexpr int split_smem_bytes(int d, bool acc_f16) {
-  return kAlignSlack + kBarrierBytes + chunks_of(d) * q_tile_bytes(1) + split_exchange_bytes(acc_f16) +
-         split_ring_slots(d, acc_f16) * split_slot_bytes();
+  return split_fixed_bytes(d, acc_f16) + split_ring_slots(d, acc_f16) * split_slot_bytes();
 }
 // Each warpgroup needs a chunk of its own to contract over: D above one chunk.
 constexpr bool split_fits(int d, bool acc_f16) {
