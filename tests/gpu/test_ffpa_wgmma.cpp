@@ -107,7 +107,7 @@ std::vector<WgmmaCase> all_cases() {
         add_narrow("s4097_full", make_problem(1, 3, 3, 4097, 4097, d, t));
       }
       // Several passes: the cases above take the default (recomputing S in every pass, or sharing it in a
-      // cluster where that is the default: acc_f16 from D 832); these the other, Q resident where it fits
+      // cluster where that is the default: acc_f16 from D 672); these the other, Q resident where it fits
       // and streamed.
       if (fw::passes_of(d, v.acc_f16) > 1) {
         const bool cluster_default = fw::cluster_by_default(d, v.acc_f16);
@@ -366,7 +366,7 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
       EXPECT_LE((per + 1) / 2 * fw::kChunk, fw::split_wg_cols(acc_f16)) << d;
     }
   // Which form the knobs give: the split form by default for acc_f32 at D 544-640 (one pass against two),
-  // cluster mode for acc_f16 from D 832; a knob asking for another form's shape keeps that form.
+  // cluster mode for acc_f16 from D 672 (two passes); a knob asking for another form's shape keeps that form.
   const auto form = [](int d, bool acc_f16, fw::FormKnobs k, int wgs = 2) {
     return fw::form_of(d, acc_f16, wgs, k);
   };
@@ -377,7 +377,9 @@ TEST(FfpaWgmmaSpec, PassesCoverDAndSharedMemoryFits) {
   EXPECT_EQ(form(320, false, {}), fw::Form::wide);
   EXPECT_EQ(form(1024, true, {}), fw::Form::cluster);
   EXPECT_EQ(form(832, true, {.q_stream = 1}), fw::Form::cluster);
-  EXPECT_EQ(form(800, true, {}), fw::Form::passes);
+  EXPECT_EQ(form(800, true, {}), fw::Form::cluster);
+  EXPECT_EQ(form(672, true, {}), fw::Form::cluster);
+  EXPECT_EQ(form(672, true, {.pass_cols = 640}), fw::Form::wide);
   EXPECT_EQ(form(1024, true, {.cluster = 1}), fw::Form::passes);
   EXPECT_EQ(form(1024, false, {}), fw::Form::passes);
   EXPECT_EQ(form(640, true, {}), fw::Form::wide);

@@ -219,7 +219,7 @@ KernelSpec make_wgmma_spec(bool acc_f16) {
        "where D needs several passes over O's columns: 1 = each pass a CTA recomputing all of S; 2 = the "
        "passes of a row block one thread-block cluster, each forming S over its own columns of D and adding "
        "the others' partial S through distributed shared memory (two warpgroups a CTA); 0 = " +
-           std::string(acc_f16 ? "2 from D 832 (measured faster there), else 1"
+           std::string(acc_f16 ? "2 from D 672, where two passes are needed (measured faster there), else 1"
                                : "1 (2 measured slower at every D)")},
       {"pass_cols",
        {0, fw::max_pass_cols(acc_f16), fw::wide_pass_cols(acc_f16)},

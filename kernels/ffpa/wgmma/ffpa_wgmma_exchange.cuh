@@ -107,12 +107,16 @@ struct ExchangeLayout {
     tma::mbar_arrive_expect_tx(bar_gather(), static_cast<std::uint32_t>(G - own) * kGroupBytes);
   }
 };
+// The exchange in three phases, so that the kernel can run the tile before's P V between them (the
+// copies are in flight meanwhile): send (stage this CTA's partial, copy each owner its block), add
+// (wait for the others' blocks, add this CTA's groups, copy the sums to every other CTA) and gather
+// (wait for the others' sums and read them; arm the next tile's barriers and release this tile's
+// buffers to the cluster). Every thread of the CTA calls each phase, in this order, once a tile.
 template <int Threads, typename Acc, int N>
-__device__ __forceinline__ void exchange_partial_s(Acc (&s)[N], const ExchangeLayout<Threads, N / 4>& x,
-                                                   int rank, int tid, int tile) {
+__device__ __forceinline__ void exchange_send(const Acc (&s)[N], const ExchangeLayout<Threads, N / 4>& x,
+                                              int rank, int tid, int tile) {
   constexpr int G = N / 4;
   constexpr std::uint32_t kGroupBytes = ExchangeLayout<Threads, G>::kGroupBytes;
-  const int lo = lo_of<G>(rank, x.ranks), hi = lo_of<G>(rank + 1, x.ranks);
   const std::uint32_t mine = static_cast<std::uint32_t>(tid * 16);
   if (tile > 0) cluster::wait();  // every CTA has received and read the tile before
 #pragma unroll
@@ -129,6 +133,14 @@ __device__ __forceinline__ void exchange_partial_s(Acc (&s)[N], const ExchangeLa
                                 static_cast<std::uint32_t>(r_hi - r_lo) * kGroupBytes,
                                 cluster::map_shared(x.bar_scatter(), r));
       }
+}
+template <int Threads, typename Acc, int N>
+__device__ __forceinline__ void exchange_add(Acc (&s)[N], const ExchangeLayout<Threads, N / 4>& x, int rank,
+                                             int tid, int tile) {
+  constexpr int G = N / 4;
+  constexpr std::uint32_t kGroupBytes = ExchangeLayout<Threads, G>::kGroupBytes;
+  const int lo = lo_of<G>(rank, x.ranks), hi = lo_of<G>(rank + 1, x.ranks);
+  const std::uint32_t mine = static_cast<std::uint32_t>(tid * 16);
   tma::mbar_wait(x.bar_scatter(), static_cast<std::uint32_t>(tile & 1));
 #pragma unroll
   for (int q = 0; q < G; ++q) {
@@ -156,6 +168,14 @@ __device__ __forceinline__ void exchange_partial_s(Acc (&s)[N], const ExchangeLa
             cluster::map_shared(x.stage(), r) + static_cast<std::uint32_t>(lo) * kGroupBytes,
             x.stage() + static_cast<std::uint32_t>(lo) * kGroupBytes,
             static_cast<std::uint32_t>(hi - lo) * kGroupBytes, cluster::map_shared(x.bar_gather(), r));
+}
+template <int Threads, typename Acc, int N>
+__device__ __forceinline__ void exchange_gather(Acc (&s)[N], const ExchangeLayout<Threads, N / 4>& x, int rank,
+                                                int tid, int tile) {
+  constexpr int G = N / 4;
+  constexpr std::uint32_t kGroupBytes = ExchangeLayout<Threads, G>::kGroupBytes;
+  const int lo = lo_of<G>(rank, x.ranks), hi = lo_of<G>(rank + 1, x.ranks);
+  const std::uint32_t mine = static_cast<std::uint32_t>(tid * 16);
   tma::mbar_wait(x.bar_gather(), static_cast<std::uint32_t>(tile & 1));
 #pragma unroll
   for (int q = 0; q < G; ++q)

@@ -18,8 +18,9 @@
 //
 // Cluster mode (Form::cluster): the n_passes CTAs of a row block form a thread-block cluster; each forms
 // S over its own O chunks' columns of D, and the partial S are added through distributed shared
-// memory (ffpa_wgmma_exchange.cuh), so no CTA recomputes the others' Q·Kᵀ. The default for acc_f16
-// from D 832, where it measured faster than recomputing (ffpa_wgmma_traits.hpp cluster_by_default).
+// memory (ffpa_wgmma_exchange.cuh), so no CTA recomputes the others' Q·Kᵀ. acc_f16 runs a tile's P V
+// one step late, under the next tile's exchange. The default for acc_f16 from D 672, where it measured
+// faster than recomputing (ffpa_wgmma_traits.hpp cluster_by_default).
 //
 // The split form (Form::split): both warpgroups over the same 64 rows on 64-key tiles, Q resident. An
 // item holds a chunk for each warpgroup: K chunks c and c + ceil(n / 2) (each warpgroup's partial S over
@@ -121,6 +122,9 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
     ffpa_wgmma_kernel(const __grid_constant__ WgmmaParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kCluster = F == Form::cluster, kSplit = F == Form::split;
+  // Cluster mode runs a tile's P V under the next tile's exchange (acc_f16: O, S and P fit the registers
+  // together; acc_f32's O and S are twice the registers).
+  constexpr bool kLatePv = kCluster && AccF16;
   constexpr int Bc = bc_of(F, AccF16);  // keys a tile
   using Ops = WgmmaOps<T, AccF16, Bc>;
   using Acc = typename Ops::Acc;
@@ -216,8 +220,10 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
   }
 
   // The item stream: tile t (keys of tile n_hi - 1 - t), items 0..qk_half-1 = K chunks, then V chunks.
-  // Thread 0 issues every item's loads and walks the stream with counters (no divisions in the loop).
-  int issued = 0, issue_slot = 0, issue_i = 0, issue_key_row = (n_hi - 1) * Bc;
+  // Cluster mode runs a tile's P V one step late (below), so its stream is step t's K chunks, then tile
+  // t - 1's V chunks (key row one tile up). Thread 0 issues every item's loads and walks the stream with
+  // counters (no divisions in the loop).
+  int issued = 0, issue_slot = 0, issue_i = 0, issue_step = 0, issue_key_row = (n_hi - 1) * Bc;
   const auto issue_next = [&]() {
     if (tid != 0 || issued == total_items) return;
     const std::uint32_t dst = ring + static_cast<std::uint32_t>(issue_slot * kSlotBytes);
@@ -235,17 +241,26 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
     } else {
       const int c = issue_i - qk_half;
       const bool second = kSplit && oc_half + c < n_oc;
+      const int v_key_row = issue_key_row + (kLatePv ? Bc : 0);
       tma::mbar_arrive_expect_tx(bar, (second ? 2u : 1u) * kWgChunkBytes);
-      tma::load_tile_4d(dst, &p.v_map, bar, (oc0 + c) * kChunk, h_kv, issue_key_row, b);
+      tma::load_tile_4d(dst, &p.v_map, bar, (oc0 + c) * kChunk, h_kv, v_key_row, b);
       if (second)
-        tma::load_tile_4d(dst + kWgChunkBytes, &p.v_map, bar, (oc0 + oc_half + c) * kChunk, h_kv,
-                          issue_key_row, b);
+        tma::load_tile_4d(dst + kWgChunkBytes, &p.v_map, bar, (oc0 + oc_half + c) * kChunk, h_kv, v_key_row, b);
     }
     ++issued;
     issue_slot = issue_slot + 1 == ring_n ? 0 : issue_slot + 1;
     if (++issue_i == per_tile) {
       issue_i = 0;
       issue_key_row -= Bc;
+      ++issue_step;
+    }
+    if constexpr (kLatePv) {
+      if (issue_step == 0 && issue_i == qk_half) {  // no tile before the first
+        issue_i = 0;
+        issue_key_row -= Bc;
+        issue_step = 1;
+      }
+      if (issue_step == n_tiles && issue_i == 0) issue_i = qk_half;  // the last step: V chunks only
     }
   };
   // A warpgroup leaves one item's wgmmas in flight while it waits for and issues the next, so a slot is
@@ -280,13 +295,17 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
   const int wg_row = (kSplit ? 0 : 64 * wg) + 16 * warp + g;  // local row of half 0
   const std::uint32_t q_wg_off = static_cast<std::uint32_t>(kSplit ? 0 : wg * 64 * 128);
 
-#pragma unroll 1
-  for (int tile = 0; tile < n_tiles; ++tile) {
-    const int key0 = (n_hi - 1 - tile) * Bc;
+  // The softmax's outputs for the P V that follows it: P in wgmma's A-fragment order (k16 slice kk: (g,
+  // keys 16kk + 2t), (g + 8, same), (g, +8), (g + 8, +8)) and the factor O takes first (alpha, or for
+  // acc_f16 l_old alpha / l_new). O is scaled where its P V starts: scaled at the softmax, the next
+  // tile's Q K^T would come between the scaling and O's wgmmas, and ptxas serialises every wgmma of the
+  // kernel (info C7515).
+  std::uint32_t pa[Bc / 16][4];
+  float o_scale[2] = {1.0f, 1.0f};
 
-    // ---- S = Q K^T over the K items. The first wgmma ignores S's old values (scale-d = 0); the
-    // zeros only end their live range at the softmax instead of carrying them across the tile.
-    Acc s[Ops::kSRegs];
+  // ---- S = Q K^T over the tile's K items. The first wgmma ignores S's old values (scale-d = 0); the
+  // zeros only end their live range at the softmax instead of carrying them across the tile.
+  const auto qk_items = [&](Acc (&s)[Ops::kSRegs]) {
 #pragma unroll
     for (int i = 0; i < Ops::kSRegs; ++i) s[i] = Acc{0};
 #pragma unroll 1
@@ -311,10 +330,10 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
     // makes it serialise every wgmma of the kernel: info C7514).
     wgmma::wait<0>();
     wgmma::fence_operands(s);
-    if constexpr (kCluster) exchange_partial_s<kThreads>(s, xc, pass, tid, tile);
-    if constexpr (kSplit) add_other_warpgroup_s(s, after_ring, wg, tid % 128);
+  };
 
-    // ---- online softmax on S; P packed as 16-bit pairs in wgmma's A-fragment order.
+  // ---- online softmax on S of the tile at key0; P packed as 16-bit pairs in pa.
+  const auto softmax = [&](const Acc (&s)[Ops::kSRegs], int key0) {
     constexpr int kBlocks = Bc / 8, kCols = Bc / 4;  // 8-column blocks of S; a thread's columns a row
     float x[2][kCols];  // [row half][2 j + column]: block j's two columns of this thread
 #pragma unroll
@@ -336,7 +355,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
           }
       }
     }
-    float o_scale[2], p_scale[2];
+    float p_scale[2];
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       float mx = row_max[hr];
@@ -366,7 +385,6 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
         p_scale[hr] = 1.0f;
       }
     }
-    std::uint32_t pa[Bc / 16][4];  // k16 slice kk: (g, keys 16kk + 2t), (g + 8, same), (g, +8), (g + 8, +8)
 #pragma unroll
     for (int kk = 0; kk < Bc / 16; ++kk)
 #pragma unroll
@@ -374,10 +392,12 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
         const int hr = r % 2, j = 2 * kk + r / 2;
         pa[kk][r] = pack2<T>(x[hr][2 * j] * p_scale[hr], x[hr][2 * j + 1] * p_scale[hr]);
       }
+  };
+
+  // ---- O = O o_scale + P V over the pass's V items; `after(c)` runs once V item c's wgmmas are issued.
+  const auto pv_items = [&](auto&& after) {
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) acc_scale_rows(o[c], o_scale);
-
-      // ---- O[:, chunk] += P V over the pass's V items.
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) {
       if (c < oc_half) {
@@ -393,13 +413,56 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
           wgmma::commit();
         }
         wgmma::wait<1>();  // chunk c's accumulators stay in flight; the next item writes others
+        after(c);
       }
     }
-    wgmma::wait<0>();  // the next tile rescales O and rewrites P
+    wgmma::wait<0>();  // the next P V rescales O, the next softmax rewrites P
 #pragma unroll
     for (int c = 0; c < kOChunks; ++c) wgmma::fence_operands(o[c]);
 #pragma unroll
     for (int kk = 0; kk < Bc / 16; ++kk) wgmma::fence_operands(pa[kk]);  // read by wgmma until the last wait
+  };
+
+  if constexpr (kLatePv) {
+    // Cluster mode: step t forms tile t's partial S and sends it, runs tile t - 1's P V while the
+    // copies fly (adding the others' partials halfway through it), then gathers S and runs tile t's
+    // softmax. The exchange's two round trips over the SM-to-SM network overlap the tensor cores' P V
+    // instead of stalling both warpgroups.
+#pragma unroll 1
+    for (int step = 0; step <= n_tiles; ++step) {
+      const bool has_tile = step < n_tiles;
+      Acc s[Ops::kSRegs];
+      if (has_tile) {
+        qk_items(s);
+        exchange_send<kThreads>(s, xc, pass, tid, step);
+      }
+      if (step > 0) {
+        const int add_after = (oc_half - 1) / 2;
+        pv_items([&](int c) {
+          if (has_tile && c == add_after) exchange_add<kThreads>(s, xc, pass, tid, step);
+        });
+      } else if (has_tile) {  // a row block with no visible key has no tile at all
+        exchange_add<kThreads>(s, xc, pass, tid, step);
+      }
+      if (has_tile) {
+        exchange_gather<kThreads>(s, xc, pass, tid, step);
+        softmax(s, (n_hi - 1 - step) * Bc);
+      }
+    }
+  } else {
+#pragma unroll 1
+    for (int tile = 0; tile < n_tiles; ++tile) {
+      Acc s[Ops::kSRegs];
+      qk_items(s);
+      if constexpr (kCluster) {
+        exchange_send<kThreads>(s, xc, pass, tid, tile);
+        exchange_add<kThreads>(s, xc, pass, tid, tile);
+        exchange_gather<kThreads>(s, xc, pass, tid, tile);
+      }
+      if constexpr (kSplit) add_other_warpgroup_s(s, after_ring, wg, tid % 128);
+      softmax(s, (n_hi - 1 - tile) * Bc);
+      pv_items([](int) {});
+    }
   }
 
   // ---- epilogue: the full row sum, O / l (acc_f32), LSE (pass 0). Every load issued was waited for.

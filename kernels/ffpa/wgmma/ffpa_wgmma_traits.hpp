@@ -121,15 +121,16 @@ constexpr int max_smem_bytes(bool q_resident, int wgs, int bc = kBc) {
 // the groups; ffpa_wgmma_kernel.cuh), so every CTA holds the same S, and so the same P, without
 // recomputing Q·Kᵀ: the QK work is that of one pass at every D. A CTA keeps only its own chunks of Q.
 inline constexpr int kMaxClusterPasses = 4;  // acc_f32 at D = 1024: 4 passes of 256 columns
-// The default for acc_f16 from D 832 (two passes). Measured with TMA loads (H200, B 1 H 48 S 8192 fp16,
-// 300 ms cool-downs, docs/PERF.md "ffpa.wgmma's loads by TMA"; TFLOPS, cluster against recomputing, two
-// rounds in both orders): full D 832 392.4 / 379.6 and 395.4 / 391.4, D 896 419.2 / 408.5 and 420.5 /
-// 405.6, D 960 418.4 / 380.4 and 416.4 / 380.5, D 1024 429.9 / 411.0 and 430.2 / 412.4; causal +4-9% at
-// each; but D 704 361.6 / 379.1 and 768 389.0 / 396.6 (one call), D 640 346.5 / 600.4 (one pass
-// recomputes nothing); acc_f32 slower at every D (D 1024 202.7 / 237.1: its fp32 exchange moves twice the
-// bytes while both warpgroups wait for it). With cp.async loads (H100, 2026-11-27) acc_f16 was level at
-// 768 and 1-12% faster at 896-1024, acc_f32 25-50% slower.
-constexpr bool cluster_by_default(int d, bool acc_f16) { return acc_f16 && d >= 832; }
+// The default for acc_f16 wherever it needs two passes (D 672 up; to 640 the wide kernel runs one), with
+// the tile before's P V under the exchange (ffpa_wgmma_kernel.cuh). Measured (H200, B 1 H 48 S 8192 fp16,
+// 300 ms cool-downs, docs/PERF.md "cluster mode with the exchange under P V"; TFLOPS, cluster against
+// recomputing, two rounds): full D 704 410.5 / 376.1 and 410.1 / 367.2, D 768 432.7 / 391.1 and 433.9 /
+// 392.6, D 832 429.5 / 381.2, D 1024 456.2 / 403.3 and 453.6 / 405.8; causal 1.07-1.21x. The exchange
+// with nothing under it (the binary before, same call) was 2-5% slower than recomputing at D 704-768 and
+// 1-10% faster from 832. acc_f32 (no room beside O for the tile before's P and S: the exchange stalls
+// both warpgroups) slower at every D (D 1024 202.7 / 237.1 with TMA loads, 2026-11-28; with cp.async on
+// the H100 25-50% slower).
+constexpr bool cluster_by_default(int d, bool acc_f16) { return acc_f16 && d > wide_pass_cols(acc_f16); }
 // Two barriers, a scatter buffer of (C - 1) x ceil(G / C) groups a thread and a stage buffer of G.
 constexpr int exchange_bytes(int d, bool acc_f16) {
   const int groups = acc_f16 ? 8 : 16, ranks = passes_of(d, acc_f16), group_bytes = threads_of(2) * 16;
