@@ -27,9 +27,15 @@ BSHD_IMPLS (comma-separated, e.g. cudnn) times those backends a third way: ancho
 (anchors.median_ms, 100 calls, the same heat) on (B, S, H, D) tensors viewed as (B, H, S, D), the
 layout attnscope hands every kernel, where anchors.measure allocates (B, H, S, D) contiguous. A
 backend whose speed depends on the layout then shows it as ours/anchors away from 1 but
-ours/anchors-on-BSHD near it: the layout, not the timing."""
+ours/anchors-on-BSHD near it: the layout, not the timing.
+
+ISSUE19_PASS=bwd in the environment compares the backward instead (attnscope's --pass bwd, anchors.py's
+"bwd"): both time ``torch.autograd.grad`` of the forced-backend SDPA's output alone, a fresh dO made
+once outside the timed calls (python/attnscope/sdpa_backward.py). The BSHD third timing is forward
+only."""
 import importlib.util
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -41,6 +47,11 @@ out_json = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
 cooldown_ms = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 heat_ms = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
 bshd_impls = [i for i in (sys.argv[7] if len(sys.argv) > 7 else "").split(",") if i]
+PASS = os.environ.get("ISSUE19_PASS", "fwd")
+if PASS not in ("fwd", "bwd"):
+    sys.exit(f"ISSUE19_PASS={PASS}: fwd or bwd")
+if PASS == "bwd" and bshd_impls:
+    sys.exit("BSHD_IMPLS: the third timing is forward only; leave it empty with ISSUE19_PASS=bwd")
 sys.path.insert(0, f"{bindir}/python")
 import torch  # noqa: E402  (PyTorch before attnscope's extension: its own cuDNN)
 
@@ -52,7 +63,8 @@ import attnscope  # noqa: E402
 IMPLS = ("flash", "cudnn", "efficient")
 SHAPES = [(s, d, c) for s in (2048, 8192) for d in (64, 128, 256) for c in (0, 1)]
 ARGS = ["--in-process", "--force", "--l2", "warm", "--no-check", "--metrics", "none", "--min-samples", "50",
-        "--max-time-s", "0.5", "--warmup-ms", f"{max(heat_ms, 20):g}", "--cooldown-ms", f"{cooldown_ms:g}"]
+        "--max-time-s", "0.5", "--warmup-ms", f"{max(heat_ms, 20):g}", "--cooldown-ms", f"{cooldown_ms:g}",
+        "--pass", PASS]
 ours = {}
 theirs = {}
 theirs_bshd = {}
@@ -82,8 +94,8 @@ def settle(heat):
 
 def measure_theirs(s, d, c):
     for impl in IMPLS:
-        settle(lambda: anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 20, cache))
-        ms, _ = anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, "fwd", 100, cache)
+        settle(lambda: anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, PASS, 20, cache))
+        ms, _ = anchors.measure(impl, 16384 // s, 2048 // d, s, d, bool(c), torch.float16, PASS, 100, cache)
         theirs.setdefault((impl, s, d, c), []).append(ms)
     for impl in bshd_impls:
         q, k, v = (torch.randn(16384 // s, s, 2048 // d, d, device="cuda", dtype=torch.float16).transpose(1, 2)
@@ -97,22 +109,37 @@ def measure_theirs(s, d, c):
         theirs_bshd.setdefault((impl, s, d, c), []).append(anchors.median_ms(fn, reps=100))
 
 
+def paired_rows():
+    rows = []
+    for key in sorted(theirs):
+        a, b = ours.get(key, []), theirs[key]
+        if len(a) != len(b):
+            rows.append((key, None, None, a, b))
+            continue
+        paired = statistics.median(x / y for x, y in zip(a, b))
+        rows.append((key, paired, statistics.median(a) / statistics.median(b), a, b))
+    return rows
+
+
+def save(rows):
+    """OUT.json after every round, so that a run cut short keeps the rounds it finished."""
+    if out_json:
+        with open(out_json, "w") as f:
+            json.dump([{"impl": k[0], "s": k[1], "d": k[2], "causal": k[3], "pass": PASS, "ours_ms": a,
+                        "anchors_ms": b, "paired": p, "ratio_of_medians": q, "anchors_bshd_ms": theirs_bshd.get(k)}
+                       for k, p, q, a, b in rows], f, indent=1)
+
+
 for r in range(rounds):
     order = SHAPES[r % len(SHAPES):] + SHAPES[:r % len(SHAPES)]
     for s, d, c in order:
         first, second = (measure_ours, measure_theirs) if r % 2 == 0 else (measure_theirs, measure_ours)
         first(s, d, c)
         second(s, d, c)
+    save(paired_rows())
     print(f"round {r + 1} of {rounds} done", flush=True)
 
-rows = []
-for key in sorted(theirs):
-    a, b = ours.get(key, []), theirs[key]
-    if len(a) != len(b):
-        rows.append((key, None, None, a, b))
-        continue
-    paired = statistics.median(x / y for x, y in zip(a, b))
-    rows.append((key, paired, statistics.median(a) / statistics.median(b), a, b))
+rows = paired_rows()
 print("backend S D causal | ours ms (median of rounds) | anchors ms | paired ratio | ratio of medians")
 within = 0
 for (impl, s, d, c), paired, ratio, a, b in rows:
@@ -157,8 +184,3 @@ for name, table in (("anchors.py", theirs), ("attnscope", ours), ("anchors' time
     if total:
         print(f"{name}: a round within 3% of the median of its other rounds {hits} of {total} times "
               f"({100 * hits / total:.0f}%)")
-if out_json:
-    with open(out_json, "w") as f:
-        json.dump([{"impl": k[0], "s": k[1], "d": k[2], "causal": k[3], "ours_ms": a, "anchors_ms": b,
-                    "paired": p, "ratio_of_medians": q, "anchors_bshd_ms": theirs_bshd.get(k)}
-                   for k, p, q, a, b in rows], f, indent=1)

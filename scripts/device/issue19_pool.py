@@ -14,9 +14,13 @@ import sys
 if len(sys.argv) < 2:
     sys.exit(__doc__)
 pooled = {}
+passes = set()
 for path in sys.argv[1:]:
     for r in json.load(open(path)):
         key = (r["impl"], r["s"], r["d"], r["causal"])
+        passes.add(r.get("pass", "fwd"))  # runs before the backward option wrote no pass: forward
+        if len(passes) > 1:
+            sys.exit(f"{path}: forward and backward rounds given together; pool one pass at a time")
         ours, theirs = r["ours_ms"], r["anchors_ms"]
         if len(ours) != len(theirs):
             sys.exit(f"{path}: {key} has {len(ours)} attnscope rounds and {len(theirs)} anchors.py rounds")
