@@ -170,8 +170,8 @@ __device__ __forceinline__ void exchange_add(Acc (&s)[N], const ExchangeLayout<T
             static_cast<std::uint32_t>(hi - lo) * kGroupBytes, cluster::map_shared(x.bar_gather(), r));
 }
 template <int Threads, typename Acc, int N>
-__device__ __forceinline__ void exchange_gather(Acc (&s)[N], const ExchangeLayout<Threads, N / 4>& x, int rank,
-                                                int tid, int tile) {
+__device__ __forceinline__ void exchange_gather(Acc (&s)[N], const ExchangeLayout<Threads, N / 4>& x,
+                                                int rank, int tid, int tile) {
   constexpr int G = N / 4;
   constexpr std::uint32_t kGroupBytes = ExchangeLayout<Threads, G>::kGroupBytes;
   const int lo = lo_of<G>(rank, x.ranks), hi = lo_of<G>(rank + 1, x.ranks);

@@ -245,7 +245,8 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
       tma::mbar_arrive_expect_tx(bar, (second ? 2u : 1u) * kWgChunkBytes);
       tma::load_tile_4d(dst, &p.v_map, bar, (oc0 + c) * kChunk, h_kv, v_key_row, b);
       if (second)
-        tma::load_tile_4d(dst + kWgChunkBytes, &p.v_map, bar, (oc0 + oc_half + c) * kChunk, h_kv, v_key_row, b);
+        tma::load_tile_4d(dst + kWgChunkBytes, &p.v_map, bar, (oc0 + oc_half + c) * kChunk, h_kv, v_key_row,
+                          b);
     }
     ++issued;
     issue_slot = issue_slot + 1 == ring_n ? 0 : issue_slot + 1;
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
 
   // ---- S = Q K^T over the tile's K items. The first wgmma ignores S's old values (scale-d = 0); the
   // zeros only end their live range at the softmax instead of carrying them across the tile.
-  const auto qk_items = [&](Acc (&s)[Ops::kSRegs]) {
+  const auto qk_items = [&](Acc(&s)[Ops::kSRegs]) {
 #pragma unroll
     for (int i = 0; i < Ops::kSRegs; ++i) s[i] = Acc{0};
 #pragma unroll 1
@@ -333,7 +334,7 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
   };
 
   // ---- online softmax on S of the tile at key0; P packed as 16-bit pairs in pa.
-  const auto softmax = [&](const Acc (&s)[Ops::kSRegs], int key0) {
+  const auto softmax = [&](const Acc(&s)[Ops::kSRegs], int key0) {
     constexpr int kBlocks = Bc / 8, kCols = Bc / 4;  // 8-column blocks of S; a thread's columns a row
     float x[2][kCols];  // [row half][2 j + column]: block j's two columns of this thread
 #pragma unroll

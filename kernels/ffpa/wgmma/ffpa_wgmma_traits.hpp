@@ -123,9 +123,10 @@ constexpr int max_smem_bytes(bool q_resident, int wgs, int bc = kBc) {
 inline constexpr int kMaxClusterPasses = 4;  // acc_f32 at D = 1024: 4 passes of 256 columns
 // The default for acc_f16 wherever it needs two passes (D 672 up; to 640 the wide kernel runs one), with
 // the tile before's P V under the exchange (ffpa_wgmma_kernel.cuh). Measured (H200, B 1 H 48 S 8192 fp16,
-// 300 ms cool-downs, docs/PERF.md "cluster mode with the exchange under P V"; TFLOPS, cluster against
-// recomputing, two rounds): full D 704 410.5 / 376.1 and 410.1 / 367.2, D 768 432.7 / 391.1 and 433.9 /
-// 392.6, D 832 429.5 / 381.2, D 1024 456.2 / 403.3 and 453.6 / 405.8; causal 1.07-1.21x. The exchange
+// 300 ms cool-downs, docs/PERF.md "ffpa.wgmma cluster mode with the exchange under the tile before's P V";
+// TFLOPS, cluster against recomputing, two rounds): full D 704 410.5 / 376.1 and 410.1 / 367.2, D 768
+// 432.7 / 391.1 and 433.9 / 392.6, D 832 429.5 / 381.2 and 427.5 / 378.3, D 1024 456.2 / 403.3 and 453.6 /
+// 405.8; causal 1.08-1.18x; D 672 388.7 / 351.1 (one round). The exchange
 // with nothing under it (the binary before, same call) was 2-5% slower than recomputing at D 704-768 and
 // 1-10% faster from 832. acc_f32 (no room beside O for the tile before's P and S: the exchange stalls
 // both warpgroups) slower at every D (D 1024 202.7 / 237.1 with TMA loads, 2026-11-28; with cp.async on
