@@ -123,7 +123,8 @@ __global__ void __launch_bounds__(threads_of(WGs), 3 - WGs)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kCluster = F == Form::cluster, kSplit = F == Form::split;
   // Cluster mode runs a tile's P V under the next tile's exchange (acc_f16: O, S and P fit the registers
-  // together; acc_f32's O and S are twice the registers).
+  // together, 255 registers; acc_f32's S is fp32, 64 registers against 32, and so compiled ptxas spills 364
+  // bytes).
   constexpr bool kLatePv = kCluster && AccF16;
   constexpr int Bc = bc_of(F, AccF16);  // keys a tile
   using Ops = WgmmaOps<T, AccF16, Bc>;
